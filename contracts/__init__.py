@@ -1,0 +1,59 @@
+"""toolmesh wire contracts: the messages, subjects and error codes of the mesh.
+
+Nothing here imports the kernel or a plugin; any client can depend on it alone.
+"""
+
+from .catalog import NodeEntry
+from .codec import decode_event, decode_node_entry, decode_request, decode_result, encode
+from .content import (
+    AudioContent,
+    ContentBlock,
+    EmbeddedResource,
+    ImageContent,
+    ResourceLink,
+    TextContent,
+)
+from .errors import RETRYABLE_CODES, ErrorCode
+from .messages import Caller, ToolError, ToolEvent, ToolRequest, ToolResult
+from .spec import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, ToolSpec
+from .subjects import (
+    DEFAULT_PREFIX,
+    InvalidToolName,
+    Subjects,
+    decode_token,
+    encode_token,
+    is_valid_tool_name,
+)
+
+__all__ = (
+    "DEFAULT_PREFIX",
+    "RETRYABLE_CODES",
+    "AudioContent",
+    "CachePolicy",
+    "Caller",
+    "ContentBlock",
+    "EmbeddedResource",
+    "ErrorCode",
+    "ImageContent",
+    "InvalidToolName",
+    "NodeEntry",
+    "ResourceLink",
+    "Subjects",
+    "TaskSupport",
+    "TextContent",
+    "ToolAnnotations",
+    "ToolError",
+    "ToolEvent",
+    "ToolExample",
+    "ToolRequest",
+    "ToolResult",
+    "ToolSpec",
+    "decode_event",
+    "decode_node_entry",
+    "decode_request",
+    "decode_result",
+    "encode",
+    "encode_token",
+    "decode_token",
+    "is_valid_tool_name",
+)

@@ -1,0 +1,109 @@
+"""The messages of a tool call: ``ToolRequest`` in, ``ToolResult`` out, ``ToolEvent`` aside.
+
+These names are the public protocol: a client in any language publishes a
+``ToolRequest`` as JSON on ``tool.request.<token>`` and reads a ``ToolResult``
+from the reply.  Fields are only ever added, with defaults.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from .content import ContentBlock, TextContent
+from .errors import ErrorCode
+
+__all__ = ["Caller", "ToolError", "ToolEvent", "ToolRequest", "ToolResult"]
+
+
+class Caller(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """Who is calling: an identity plus the agent/crew context, all optional."""
+
+    identity: str | None = None
+    agent: str | None = None
+    crew: str | None = None
+    task: str | None = None
+
+
+class ToolRequest(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """One call of one tool.
+
+    ``id`` is the idempotency key.  A client publishing on the tool's own
+    subject may leave ``tool`` (taken from the subject) and ``id`` (the node
+    makes one up) empty.  ``timeout`` is in seconds from receipt;
+    ``deadline`` an absolute UNIX time; the node honours the earlier of the two
+    and the tool's own timeout.  ``cache`` ``False`` bypasses the cache.
+    """
+
+    id: str = ""
+    tool: str = ""
+    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
+    caller: Caller | None = None
+    timeout: float | None = None
+    deadline: float | None = None
+    cache: bool | None = None
+    meta: dict[str, Any] | None = None
+
+
+class ToolError(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """Why a call failed: a stable ``code`` and a message a person can act on."""
+
+    code: ErrorCode
+    message: str
+    details: dict[str, Any] | None = None
+    retryable: bool = False
+    suggestions: tuple[str, ...] = ()
+
+
+class ToolResult(msgspec.Struct, kw_only=True, frozen=True):
+    """The outcome of a call; every field is always present on the wire.
+
+    ``content`` holds MCP content blocks, ``structured_content`` the JSON value
+    (checked against ``output_schema``); on failure ``is_error`` is true and
+    ``error`` says why.  ``node`` names the node that answered.
+    """
+
+    id: str
+    tool: str
+    is_error: bool = False
+    content: list[ContentBlock] = msgspec.field(default_factory=list)
+    structured_content: Any = None
+    error: ToolError | None = None
+    node: str | None = None
+    cached: bool = False
+    duration_ms: float | None = None
+    result_as_answer: bool = False
+
+    @property
+    def text(self) -> str:
+        """The text blocks of ``content`` joined by newlines."""
+        return "\n".join(block.text for block in self.content if isinstance(block, TextContent))
+
+    @classmethod
+    def failure(cls, request_id: str, tool: str, error: ToolError) -> ToolResult:
+        """An error result whose text content repeats the message for plain clients."""
+        return cls(
+            id=request_id,
+            tool=tool,
+            is_error=True,
+            content=[TextContent(text=f"{error.code.value}: {error.message}")],
+            error=error,
+        )
+
+
+class ToolEvent(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """A lifecycle event published on ``tool.event.<kind>.<token>``.
+
+    ``kind`` is e.g. ``started``, ``finished``, ``failed``, ``cache_hit``,
+    ``rejected``, ``progress``; ``attributes`` carries kind-specific details.
+    """
+
+    kind: str
+    tool: str
+    request_id: str | None = None
+    node: str | None = None
+    timestamp: float = 0.0
+    duration_ms: float | None = None
+    error_code: ErrorCode | None = None
+    attributes: dict[str, Any] | None = None

@@ -1,0 +1,93 @@
+"""The shared catalog: one JetStream key-value entry per node, rewritten on every heartbeat.
+
+The bucket's ``max_age`` is the catalog TTL, so the server itself drops the
+entry of a node that stopped heartbeating (killed, cut off); a node that stops
+gracefully deletes its entry at once.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from nats.js import JetStreamContext
+from nats.js.api import KeyValueConfig, StorageType
+from nats.js.errors import BucketNotFoundError, NotFoundError
+from nats.js.kv import KeyValue
+
+from toolmesh.contracts import NodeEntry, ToolSpec, decode_node_entry, encode
+
+from .errors import BrokerError
+
+__all__ = ["CatalogBucket", "merge_tools"]
+
+_log = logging.getLogger("toolmesh.catalog")
+
+
+class CatalogBucket:
+    """Read and write node entries in the catalog bucket of one mesh."""
+
+    def __init__(self, kv: KeyValue) -> None:
+        self.kv = kv
+
+    @classmethod
+    async def open(cls, js: JetStreamContext, bucket: str, ttl: float, *, create: bool) -> CatalogBucket | None:
+        """Open the bucket, creating it when ``create`` (nodes do, clients only read).
+
+        Returns ``None`` when it does not exist and ``create`` is false.
+        """
+        try:
+            return cls(await js.key_value(bucket))
+        except BucketNotFoundError:
+            if not create:
+                return None
+        except Exception as exc:  # noqa: BLE001 - JetStream disabled surfaces as several error types
+            raise BrokerError(
+                f"the NATS server has no JetStream, which the catalog needs ({exc}); start nats-server with -js"
+            ) from exc
+        config = KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.MEMORY)
+        try:
+            return cls(await js.create_key_value(config=config))
+        except Exception:  # noqa: BLE001 - another node created it first
+            return cls(await js.key_value(bucket))
+
+    async def put(self, entry: NodeEntry) -> None:
+        """Write (or refresh) a node's entry."""
+        await self.kv.put(entry.node, encode(entry))
+
+    async def remove(self, node: str) -> None:
+        """Delete a node's entry (graceful stop)."""
+        try:
+            await self.kv.purge(node)
+        except NotFoundError:
+            pass
+
+    async def entries(self) -> list[NodeEntry]:
+        """Every live node entry, read as one snapshot."""
+        watcher = await self.kv.watchall(ignore_deletes=True)
+        entries = []
+        try:
+            async for update in watcher:
+                if update is None:
+                    break
+                if update.value:
+                    try:
+                        entries.append(decode_node_entry(update.value))
+                    except ValueError as exc:
+                        _log.warning("ignoring unreadable catalog entry %s: %s", update.key, exc)
+        finally:
+            await watcher.stop()
+        return entries
+
+
+def merge_tools(entries: list[NodeEntry]) -> dict[str, tuple[ToolSpec, list[str]]]:
+    """Tools by name with the nodes serving each (the first node's spec stands for the rest)."""
+    merged: dict[str, tuple[ToolSpec, list[str]]] = {}
+    for entry in sorted(entries, key=lambda entry: entry.node):
+        if entry.draining:
+            continue
+        for spec in entry.tools:
+            if spec.name in merged:
+                merged[spec.name][1].append(entry.node)
+            else:
+                merged[spec.name] = (spec, [entry.node])
+    return merged

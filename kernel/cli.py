@@ -1,0 +1,278 @@
+"""The ``toolmesh`` command line (typer + rich); every command has ``--json``."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from typing import Annotated, Any, Optional
+
+import anyio
+import msgspec
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from toolmesh.contracts import ToolResult, encode
+
+from .config import Settings, load_settings
+from .errors import ToolmeshError
+from .mesh import Mesh
+from .node import Node
+from .plugin_manager import create_plugin_manager, describe_plugins
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="toolmesh",
+    help="A distributed execution layer for AI-agent tools.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+NatsOption = Annotated[
+    Optional[str],
+    typer.Option("--nats", envvar="TOOLMESH_NATS_URL", help="NATS URL of the mesh [default: nats://127.0.0.1:4222]"),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
+PrefixOption = Annotated[Optional[str], typer.Option("--prefix", help="Subject prefix of the mesh [default: tool]")]
+
+
+def _run(main: Any, *args: Any) -> Any:
+    try:
+        return anyio.run(main, *args, backend_options={"use_uvloop": True})
+    except ModuleNotFoundError:  # pragma: no cover - uvloop is optional (no wheels on Windows)
+        return anyio.run(main, *args)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def _settings(**overrides: Any) -> Settings:
+    try:
+        return load_settings(overrides)
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from . import __version__
+
+        out.print(f"toolmesh {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """toolmesh: serve tools on NATS, call them from anywhere."""
+
+
+# ------------------------------------------------------------------ up
+
+
+@app.command()
+def up(
+    sources: Annotated[Optional[list[str]], typer.Argument(help="Tool sources: paths, files, module:attr.")] = None,
+    nats_url: NatsOption = None,
+    port: Annotated[Optional[int], typer.Option("--port", help="Port of the embedded broker [default: 4222]")] = None,
+    prefix: PrefixOption = None,
+    name: Annotated[Optional[str], typer.Option("--name", help="Node name [default: host-pid-random]")] = None,
+    max_concurrency: Annotated[Optional[int], typer.Option(help="Concurrent calls before 'unavailable'.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Start a node serving the tools in SOURCES (an embedded NATS broker starts if none is given or running)."""
+    settings = _settings(nats_url=nats_url, port=port, prefix=prefix, node_name=name, max_concurrency=max_concurrency)
+    started = time.perf_counter()
+    node = Node(settings=settings, sources=sources or [])
+    unclaimed = node.kernel.unclaimed_sources(node.sources)
+    if unclaimed:
+        raise _fail(
+            f"no installed plugin serves {', '.join(map(repr, unclaimed))}: give a directory, a .py/.rn file,"
+            " or module:attr (see 'toolmesh plugins')",
+            1,
+        )
+
+    def ready(node: Node) -> None:
+        report = {
+            "event": "ready",
+            "node": node.name,
+            "url": node.url,
+            "embedded_broker": node.broker is not None,
+            "prefix": settings.prefix,
+            "tools": [spec.name for spec in node.kernel.tools],
+            "problems": node.problems,
+            "startup_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+        if as_json:
+            print(json.dumps(report), flush=True)
+            return
+        broker = "embedded broker" if node.broker else "broker"
+        err.print(f"[bold green]node {node.name}[/] serving {len(report['tools'])} tools on {broker} {node.url}"
+                  f" (ready in {report['startup_ms']} ms)", highlight=False)
+        for tool in report["tools"]:
+            err.print(f"  • {tool}", highlight=False)
+        for problem in node.problems:
+            err.print(f"[yellow]warning:[/] {problem}", highlight=False)
+        err.print("Ctrl-C drains and stops.", style="dim")
+
+    node.on_ready = ready
+
+    async def serve() -> None:
+        async with anyio.create_task_group() as tg:
+
+            async def watch_signals() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for _ in signals:
+                        if node._stop.is_set():
+                            tg.cancel_scope.cancel()
+                            return
+                        if as_json:
+                            print(json.dumps({"event": "draining", "node": node.name}), flush=True)
+                        else:
+                            err.print("draining: finishing in-flight calls (Ctrl-C again to abort)…")
+                        node.stop()
+
+            tg.start_soon(watch_signals)
+            await node.serve()
+            tg.cancel_scope.cancel()
+
+    try:
+        _run(serve)
+    except ToolmeshError as exc:
+        raise _fail(str(exc), 1) from None
+    if as_json:
+        print(json.dumps({"event": "stopped", "node": node.name}), flush=True)
+
+
+# ------------------------------------------------------------------ tools
+
+
+@app.command()
+def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: JsonOption = False) -> None:
+    """List the tools served on the mesh."""
+    settings = _settings(nats_url=nats_url, prefix=prefix)
+
+    async def fetch() -> list[Any]:
+        async with Mesh(settings=settings) as mesh:
+            return await mesh.nodes()
+
+    try:
+        entries = _run(fetch)
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+    from .catalog import merge_tools
+
+    merged = merge_tools(entries)
+    if as_json:
+        listing = [
+            {**msgspec.to_builtins(spec), "nodes": nodes} for spec, nodes in (merged[name] for name in sorted(merged))
+        ]
+        print(json.dumps(listing, indent=2))
+        return
+    if not merged:
+        err.print("no tools are served on this mesh (start a node with 'toolmesh up PATH')")
+        return
+    table = Table("tool", "description", "source", "nodes", box=None, header_style="bold")
+    for name in sorted(merged):
+        spec, nodes = merged[name]
+        table.add_row(name, (spec.description or "").split("\n")[0][:70], spec.source, str(len(nodes)))
+    out.print(table)
+
+
+# ------------------------------------------------------------------ call
+
+
+def _parse_assignment(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise _fail(f"-a {text!r} is not key=value (values are JSON when they parse, text otherwise)")
+    try:
+        return key, json.loads(raw)
+    except ValueError:
+        return key, raw
+
+
+@app.command()
+def call(
+    name: Annotated[str, typer.Argument(help="Tool name.")],
+    arguments: Annotated[Optional[str], typer.Argument(help="Arguments as a JSON object.")] = None,
+    arg: Annotated[
+        Optional[list[str]], typer.Option("-a", "--arg", help="One argument as key=value (value parsed as JSON if it can be).")
+    ] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Seconds to wait for the result.")] = None,
+    nats_url: NatsOption = None,
+    prefix: PrefixOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Call a tool and print its result; exits 1 on a tool error."""
+    settings = _settings(nats_url=nats_url, prefix=prefix)
+    payload: dict[str, Any] = {}
+    if arguments:
+        try:
+            payload = json.loads(arguments)
+        except ValueError as exc:
+            raise _fail(f"ARGUMENTS is not valid JSON ({exc}); e.g. '{{\"a\": 1}}' or use -a key=value") from None
+        if not isinstance(payload, dict):
+            raise _fail(f"ARGUMENTS must be a JSON object, got {type(payload).__name__}")
+    payload.update(dict(_parse_assignment(item) for item in arg or ()))
+
+    async def send() -> ToolResult:
+        async with Mesh(settings=settings) as mesh:
+            return await mesh.call(name, payload, timeout=timeout)
+
+    try:
+        result = _run(send)
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        print(encode(result).decode())
+    elif result.is_error and result.error is not None:
+        err.print(f"[bold red]{result.error.code.value}:[/] {result.error.message}", highlight=False)
+    elif result.structured_content is not None and not isinstance(result.structured_content, str):
+        out.print_json(data=result.structured_content)
+    else:
+        out.print(result.text, highlight=False, markup=False)
+    if result.is_error:
+        raise typer.Exit(1)
+
+
+# ------------------------------------------------------------------ plugins
+
+
+@app.command()
+def plugins(as_json: JsonOption = False) -> None:
+    """List the loaded plugins and the hooks each implements."""
+    try:
+        infos = describe_plugins(create_plugin_manager())
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        print(json.dumps([info.__dict__ for info in infos], indent=2))
+        return
+    table = Table("plugin", "distribution", "hooks", box=None, header_style="bold")
+    for info in infos:
+        dist = f"{info.distribution} {info.version}" if info.distribution else "built-in"
+        table.add_row(info.name, dist, ", ".join(hook.removeprefix("toolmesh_") for hook in info.hooks))
+    out.print(table)
+
+
+def main() -> None:
+    """Entry point of the ``toolmesh`` script: adds plugin commands, then runs."""
+    try:
+        pm = create_plugin_manager()
+        pm.hook.toolmesh_cli(app=app)
+    except ToolmeshError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(2)
+    app()

@@ -1,0 +1,138 @@
+"""Node and client settings: CLI flags > ``TOOLMESH_*`` environment > ``toolmesh.toml``.
+
+``toolmesh.toml`` holds the settings below as top-level keys; tables (such as
+``[mcp.servers.NAME]``) belong to plugins and are kept in ``Settings.plugins``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from toolmesh.contracts import DEFAULT_PREFIX, Subjects
+
+from .errors import ConfigError
+
+__all__ = ["CONFIG_FILE", "DEFAULT_NATS_URL", "DEFAULT_PORT", "Settings", "load_settings"]
+
+DEFAULT_PORT = 4222
+"""Port of the embedded broker, and of the default NATS URL."""
+
+DEFAULT_NATS_URL = f"nats://127.0.0.1:{DEFAULT_PORT}"
+"""Where clients look for a mesh when no URL is given."""
+
+CONFIG_FILE = "toolmesh.toml"
+"""Read from the working directory unless ``TOOLMESH_CONFIG`` names another file."""
+
+_ENV_PREFIX = "TOOLMESH_"
+
+
+class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Everything a node or client can be configured with; times are seconds, sizes bytes."""
+
+    nats_url: str | None = None
+    """NATS to join; ``None`` makes ``toolmesh up`` start an embedded broker."""
+    port: int = DEFAULT_PORT
+    """Port of the embedded broker."""
+    prefix: str = DEFAULT_PREFIX
+    """First subject token(s); meshes with different prefixes share a NATS account."""
+    node_name: str | None = None
+    """Stable node id; a unique one is made up when absent."""
+    max_concurrency: int = 256
+    """Calls one node runs at once; more get ``unavailable`` at once."""
+    max_payload: int = 1024 * 1024
+    """Largest request or result body; larger ones get ``too_large``."""
+    default_timeout: float = 60.0
+    """Deadline of a call that names none and whose tool declares none."""
+    heartbeat: float = 2.0
+    """How often a node rewrites its catalog entry."""
+    catalog_ttl: float = 6.0
+    """After this long without a heartbeat a node's tools leave the catalog."""
+    drain_timeout: float = 30.0
+    """How long a stopping node waits for in-flight calls."""
+    events: bool = True
+    """Publish ``tool.event.*`` messages."""
+    plugins: dict[str, Any] = msgspec.field(default_factory=dict)
+    """Plugin tables of ``toolmesh.toml``, by name."""
+
+    def __post_init__(self) -> None:
+        Subjects(self.prefix)  # raises with a clear message on a bad prefix
+        checks = [
+            (self.port >= 0 and self.port < 65536, f"port {self.port} is not a TCP port (0-65535)"),
+            (self.max_concurrency >= 1, f"max_concurrency must be at least 1, got {self.max_concurrency}"),
+            (self.max_payload >= 1024, f"max_payload must be at least 1024 bytes, got {self.max_payload}"),
+            (self.default_timeout > 0, f"default_timeout must be positive, got {self.default_timeout}"),
+            (self.heartbeat > 0, f"heartbeat must be positive, got {self.heartbeat}"),
+            (
+                self.catalog_ttl > self.heartbeat,
+                f"catalog_ttl ({self.catalog_ttl}) must be longer than heartbeat ({self.heartbeat})",
+            ),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ConfigError(message)
+
+    @property
+    def subjects(self) -> Subjects:
+        """The subjects of the configured mesh."""
+        return Subjects(self.prefix)
+
+    @property
+    def connect_url(self) -> str:
+        """The NATS URL a client uses: the configured one, else the local default broker."""
+        return self.nats_url or f"nats://127.0.0.1:{self.port}"
+
+
+_FIELDS = {name for name in Settings.__struct_fields__ if name != "plugins"}
+
+
+def _from_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or set TOOLMESH_CONFIG") from exc
+    values = {key: value for key, value in data.items() if not isinstance(value, dict)}
+    tables = {key: value for key, value in data.items() if isinstance(value, dict)}
+    unknown = set(values) - _FIELDS
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown setting(s) {', '.join(sorted(unknown))}; known: {', '.join(sorted(_FIELDS))}"
+        )
+    return values, tables
+
+
+def _from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    return {
+        name: env[_ENV_PREFIX + name.upper()]
+        for name in _FIELDS
+        if env.get(_ENV_PREFIX + name.upper(), "") != ""
+    }
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
+) -> Settings:
+    """Merge the three sources; ``overrides`` (CLI flags) win, ``None`` values are ignored."""
+    env = os.environ if env is None else env
+    path = config_file or Path(env.get(_ENV_PREFIX + "CONFIG", CONFIG_FILE))
+    values: dict[str, Any] = {}
+    tables: dict[str, Any] = {}
+    if path.is_file():
+        values, tables = _from_file(path)
+    elif _ENV_PREFIX + "CONFIG" in env:
+        raise ConfigError(f"TOOLMESH_CONFIG names {path}, which is not a file")
+    values.update(_from_env(env))
+    values.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    values["plugins"] = tables
+    try:
+        return msgspec.convert(values, Settings, strict=False)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"invalid setting: {exc}") from exc

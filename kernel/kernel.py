@@ -1,0 +1,234 @@
+"""``Kernel``: the plugin manager, the local tool registry and a typed facade over the hooks."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+import msgspec
+import pluggy
+
+from toolmesh.contracts import ToolEvent, ToolRequest, ToolResult, ToolSpec, is_valid_tool_name
+
+from .config import Settings
+from .context import CallContext, NestedCall
+from .errors import ToolDefinitionError
+from .pipeline import call_pipeline
+from .plugin_manager import await_maybe, create_plugin_manager, ordered_impls
+from .suggestions import close_names
+from .validation import compile_schema
+
+__all__ = ["EventSink", "Kernel"]
+
+EventSink = Callable[[ToolEvent], Awaitable[None] | None]
+"""Receives every event the kernel emits (the node publishes them on NATS)."""
+
+_log = logging.getLogger("toolmesh.kernel")
+
+
+class Kernel:
+    """Plugins plus the tools they provide on this process; runs the call pipeline.
+
+    A ``Kernel`` works on its own (``await kernel.call(request)``); a ``Node``
+    puts one on NATS.
+    """
+
+    def __init__(
+        self,
+        plugins: Iterable[object] = (),
+        *,
+        settings: Settings | None = None,
+        load_entrypoints: bool = True,
+        node: str | None = None,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.pm: pluggy.PluginManager = create_plugin_manager(plugins, load_entrypoints=load_entrypoints)
+        self.hook = self.pm.hook
+        self.node = node or self.settings.node_name
+        self.plugin_state: dict[str, Any] = {}
+        """Per-kernel state of plugins, keyed by plugin name (plugins are often shared modules)."""
+        self.sources: list[Any] = []
+        self._tools: dict[str, ToolSpec] = {}
+        self._event_sinks: list[EventSink] = []
+        self._pipeline_impls: dict[str, list[pluggy.HookImpl]] = {}
+
+    # -------------------------------------------------------------- plugins
+
+    def register_plugin(self, plugin: object, name: str | None = None) -> None:
+        """Register one more plugin after construction."""
+        self.pm.register(plugin, name=name)
+        self.pm.check_pending()
+        self._pipeline_impls.clear()
+
+    def pipeline_impls(self, hook_name: str) -> list[pluggy.HookImpl]:
+        """Implementations of a pipeline hook in the order they run (cached)."""
+        impls = self._pipeline_impls.get(hook_name)
+        if impls is None:
+            impls = self._pipeline_impls[hook_name] = ordered_impls(getattr(self.hook, hook_name))
+        return impls
+
+    def has_impls(self, hook_name: str) -> bool:
+        """True when at least one plugin implements ``hook_name``."""
+        return bool(self.pipeline_impls(hook_name))
+
+    # -------------------------------------------------------------- tools
+
+    @property
+    def tools(self) -> list[ToolSpec]:
+        """The tools registered on this kernel, sorted by name."""
+        return [self._tools[name] for name in sorted(self._tools)]
+
+    def get_tool(self, name: str) -> ToolSpec | None:
+        """The spec of a local tool, or ``None``."""
+        return self._tools.get(name)
+
+    def suggest(self, name: str, candidates: Iterable[str] | None = None) -> tuple[str, ...]:
+        """Up to three names close to ``name`` (from ``candidates`` or the local tools)."""
+        return close_names(name, self._tools if candidates is None else candidates)
+
+    def _prepare(self, spec: ToolSpec) -> ToolSpec:
+        for impl in self.pipeline_impls("toolmesh_tool_spec"):
+            adjusted = impl.function(*[{"spec": spec, "kernel": self}[arg] for arg in impl.argnames])
+            if adjusted is not None:
+                spec = adjusted
+        if not is_valid_tool_name(spec.name):
+            raise ToolDefinitionError(
+                f"tool name {spec.name!r} (from plugin {spec.source!r}) is not valid:"
+                " use 1-128 characters of A-Z, a-z, 0-9, '_', '-' and '.'"
+            )
+        for label, schema in (("input_schema", spec.input_schema), ("output_schema", spec.output_schema)):
+            if schema is not None:
+                try:
+                    compile_schema(schema)
+                except ValueError as exc:
+                    raise ToolDefinitionError(f"tool {spec.name!r} has an invalid {label}: {exc}") from exc
+        return spec
+
+    def set_tools(self, specs: Iterable[ToolSpec]) -> list[str]:
+        """Replace the local tool set; returns problems (duplicates, invalid specs) as messages."""
+        tools: dict[str, ToolSpec] = {}
+        problems = []
+        for spec in specs:
+            try:
+                spec = self._prepare(spec)
+            except ToolDefinitionError as exc:
+                problems.append(str(exc))
+                continue
+            if spec.name in tools:
+                problems.append(
+                    f"tool {spec.name!r} is provided twice (by {tools[spec.name].source!r} and {spec.source!r});"
+                    " keeping the first, rename the other"
+                )
+                continue
+            tools[spec.name] = spec
+        self._tools = tools
+        return problems
+
+    async def discover_tools(self, sources: Iterable[Any] = ()) -> list[str]:
+        """Ask every plugin for its tools from ``sources`` and register them; returns problems."""
+        self.sources = list(sources)
+        specs: list[ToolSpec] = []
+        for provided in self.hook.toolmesh_discover_tools(kernel=self, sources=self.sources):
+            specs.extend(await await_maybe(provided) or ())
+        problems = self.set_tools(specs)
+        for problem in problems:
+            _log.warning("tool problem: %s", problem)
+        return problems
+
+    def unclaimed_sources(self, sources: Iterable[Any]) -> list[Any]:
+        """The string sources no plugin claims (a path or module nobody serves)."""
+        wanted = [source for source in sources if isinstance(source, str)]
+        claimed: set[str] = set()
+        for result in self.hook.toolmesh_claim_sources(sources=wanted):
+            claimed.update(result or ())
+        return [source for source in wanted if source not in claimed]
+
+    async def refresh_tools(self) -> list[str]:
+        """Re-run discovery (a plugin's tools changed) and notify plugins of the new set."""
+        problems = await self.discover_tools(self.sources)
+        for outcome in self.hook.toolmesh_tools_changed(kernel=self, tools=self.tools):
+            await await_maybe(outcome)
+        return problems
+
+    # -------------------------------------------------------------- lifecycle
+
+    async def start(self, sources: Iterable[Any] = ()) -> list[str]:
+        """Run the startup hooks, then discover tools; returns tool problems."""
+        for outcome in self.hook.toolmesh_startup(kernel=self):
+            await await_maybe(outcome)
+        return await self.discover_tools(sources)
+
+    async def stop(self) -> None:
+        """Run the shutdown hooks."""
+        for outcome in self.hook.toolmesh_shutdown(kernel=self):
+            await await_maybe(outcome)
+
+    async def __aenter__(self) -> Kernel:
+        await self.start(self.sources)
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # -------------------------------------------------------------- calls
+
+    async def call(
+        self,
+        request: ToolRequest,
+        *,
+        deadline: float | None = None,
+        call_tool: NestedCall | None = None,
+    ) -> ToolResult:
+        """Run ``request`` through the pipeline; never raises for a failing call."""
+        context = CallContext(request=request, kernel=self, node=self.node, deadline=deadline, call_tool=call_tool)
+        if context.call_tool is None:
+            context.call_tool = self._local_nested_call(context)
+        return await call_pipeline(self, context)
+
+    def _local_nested_call(self, parent: CallContext) -> NestedCall:
+        async def call_tool(name: str, arguments: dict[str, Any]) -> ToolResult:
+            request = ToolRequest(id=f"{parent.request.id}/{name}", tool=name, arguments=arguments,
+                                  caller=parent.request.caller)
+            return await self.call(request, deadline=parent.deadline)
+
+        return call_tool
+
+    # -------------------------------------------------------------- events
+
+    def add_event_sink(self, sink: EventSink) -> None:
+        """Send every emitted event to ``sink`` as well."""
+        self._event_sinks.append(sink)
+
+    async def emit(
+        self,
+        kind: str,
+        tool: str,
+        *,
+        request_id: str | None = None,
+        duration_ms: float | None = None,
+        error_code: Any = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> None:
+        """Build a ``ToolEvent`` and hand it to the ``toolmesh_event`` hooks and the sinks."""
+        if not self._event_sinks and not self.has_impls("toolmesh_event"):
+            return
+        event = ToolEvent(
+            kind=kind,
+            tool=tool,
+            request_id=request_id,
+            node=self.node,
+            timestamp=time.time(),
+            duration_ms=duration_ms,
+            error_code=error_code,
+            attributes=attributes,
+        )
+        for outcome in self.hook.toolmesh_event(event=event, kernel=self):
+            await await_maybe(outcome)
+        for sink in self._event_sinks:
+            await await_maybe(sink(event))
+
+    def replace_spec(self, name: str, **changes: Any) -> None:
+        """Change fields of a registered tool (e.g. mark it unavailable with a reason)."""
+        self._tools[name] = msgspec.structs.replace(self._tools[name], **changes)

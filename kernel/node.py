@@ -1,0 +1,376 @@
+"""``Node``: a kernel served on NATS.
+
+Each local tool is a queue subscription on ``<prefix>.request.<token>`` (queue
+group ``toolmesh``), so every node serving a tool shares its load.  The node
+keeps its catalog entry fresh, answers the NATS service protocol, and on stop
+drains: its tools leave the catalog at once, no new call is taken, and every
+call already taken finishes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+import msgspec
+from nats.aio.client import Client as NATS
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.nuid import NUID
+from opentelemetry.trace import SpanKind
+
+from toolmesh.contracts import (
+    ErrorCode,
+    NodeEntry,
+    ToolError,
+    ToolEvent,
+    ToolRequest,
+    ToolResult,
+    ToolSpec,
+    decode_request,
+    encode,
+)
+
+from .broker import EmbeddedBroker, port_is_open
+from .catalog import CatalogBucket
+from .config import Settings
+from .errors import BrokerError
+from .kernel import Kernel
+from .markers import hookimpl
+from .mesh import Mesh, connect_nats
+from .service_protocol import EndpointCounters, ServiceResponder
+from .telemetry import extract_context, tool_span
+
+__all__ = ["QUEUE_GROUP", "Node"]
+
+QUEUE_GROUP = "toolmesh"
+"""Queue group of every tool subscription: one node of the group gets each call."""
+
+_log = logging.getLogger("toolmesh.node")
+_nuid = NUID()
+
+
+def _node_name() -> str:
+    host = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in socket.gethostname())[:32] or "node"
+    return f"{host}-{os.getpid()}-{_nuid.next().decode()[-6:]}"
+
+
+class Node:
+    """Serve a kernel's tools on NATS; run with ``await node.serve()`` inside a task group."""
+
+    def __init__(
+        self,
+        kernel: Kernel | None = None,
+        *,
+        settings: Settings | None = None,
+        sources: Iterable[Any] = (),
+        plugins: Iterable[object] = (),
+        load_entrypoints: bool = True,
+    ) -> None:
+        self.settings = settings or (kernel.settings if kernel else Settings())
+        self.name = self.settings.node_name or _node_name()
+        self.kernel = kernel or Kernel(plugins, settings=self.settings, load_entrypoints=load_entrypoints)
+        self.kernel.node = self.name
+        self.kernel.register_plugin(self, name=f"toolmesh.node.{self.name}")
+        self.sources = list(sources)
+        self.subjects = self.settings.subjects
+        self.broker: EmbeddedBroker | None = None
+        self.nc: NATS | None = None
+        self.url: str | None = None
+        self.problems: list[str] = []
+        self.endpoints: dict[str, EndpointCounters] = {}
+        self.inflight = 0
+        self.started_at = 0.0
+        self._subscriptions: dict[str, Subscription] = {}
+        self._catalog: CatalogBucket | None = None
+        self._responder: ServiceResponder | None = None
+        self._mesh: Mesh | None = None
+        self._calls: anyio.abc.TaskGroup | None = None
+        self._stop = anyio.Event()
+        self._idle = anyio.Event()
+        self._draining = False
+        self.on_ready: Callable[[Node], None] | None = None
+
+    # -------------------------------------------------------------- lifecycle
+
+    async def _connect(self) -> None:
+        url = self.settings.nats_url
+        if url is None:
+            port = self.settings.port
+            if not port_is_open("127.0.0.1", port):
+                broker = EmbeddedBroker(port)
+                try:
+                    url = await anyio.to_thread.run_sync(broker.start)
+                    self.broker = broker
+                except BrokerError:
+                    # Another node may have won the race for the port; join it if so.
+                    if not port_is_open("127.0.0.1", port):
+                        raise
+            url = url or f"nats://127.0.0.1:{port}"
+        self.url = url
+        self.nc = await connect_nats(
+            url,
+            name=f"toolmesh-node {self.name}",
+            inbox_prefix=self.subjects.result_prefix,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            reconnected_cb=self._on_reconnected,
+        )
+
+    async def serve(self, *, task_status: anyio.abc.TaskStatus[Node] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Connect, start the kernel, serve until :meth:`stop`, then drain and clean up."""
+        self.started_at = time.time()
+        try:
+            await self._connect()
+            assert self.nc is not None
+            self._mesh = Mesh.over(self.nc, self.settings)
+            if self.settings.events:
+                self.kernel.add_event_sink(self._publish_event)
+            self.problems = await self.kernel.start(self.sources)
+            self._catalog = await CatalogBucket.open(
+                self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True
+            )
+            async with anyio.create_task_group() as calls:
+                self._calls = calls
+                await self._sync_subscriptions()
+                self._responder = ServiceResponder(
+                    self.nc,
+                    node=self.name,
+                    version=_version(),
+                    queue_group=QUEUE_GROUP,
+                    endpoints=self.endpoints,
+                    metadata={"prefix": self.subjects.prefix},
+                )
+                await self._responder.start()
+                await self._publish_entry(changed=True)
+                calls.start_soon(self._heartbeat)
+                task_status.started(self)
+                if self.on_ready:
+                    self.on_ready(self)
+                await self._stop.wait()
+                with anyio.CancelScope(shield=True):
+                    await self._drain()
+                calls.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close()
+
+    def stop(self) -> None:
+        """Ask the node to drain and stop (safe to call more than once)."""
+        self._stop.set()
+
+    async def _drain(self) -> None:
+        self._draining = True
+        if self._catalog is not None:
+            try:
+                await self._catalog.remove(self.name)
+                await self._announce()
+            except Exception as exc:  # noqa: BLE001 - the broker may already be gone
+                _log.warning("could not remove catalog entry: %s", exc)
+        for subscription in list(self._subscriptions.values()):
+            try:
+                await subscription.drain()
+            except Exception:  # noqa: BLE001 - connection lost: nothing more will arrive
+                pass
+        self._subscriptions.clear()
+        if self.inflight:
+            with anyio.move_on_after(self.settings.drain_timeout):
+                await self._idle.wait()
+            if self.inflight:
+                _log.warning("stopping with %d calls unfinished after %ss", self.inflight, self.settings.drain_timeout)
+
+    async def _close(self) -> None:
+        if self._responder is not None:
+            try:
+                await self._responder.stop()
+            except Exception:  # noqa: BLE001
+                pass
+        try:
+            await self.kernel.stop()
+        finally:
+            if self.nc is not None and not self.nc.is_closed:
+                try:
+                    await self.nc.drain()
+                except Exception:  # noqa: BLE001
+                    await self.nc.close()
+            if self.broker is not None:
+                await anyio.to_thread.run_sync(self.broker.stop)
+
+    # -------------------------------------------------------------- catalog
+
+    def entry(self) -> NodeEntry:
+        """This node's catalog entry as of now."""
+        return NodeEntry(
+            node=self.name,
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            version=_version(),
+            started_at=self.started_at,
+            heartbeat_at=time.time(),
+            heartbeat=self.settings.heartbeat,
+            ttl=self.settings.catalog_ttl,
+            tools=tuple(self.kernel.tools),
+            draining=self._draining,
+        )
+
+    async def _publish_entry(self, *, changed: bool = False) -> None:
+        if self._catalog is None or self._draining:
+            return
+        await self._catalog.put(self.entry())
+        if changed:
+            await self._announce()
+
+    async def _announce(self) -> None:
+        assert self.nc is not None
+        await self.nc.publish(self.subjects.catalog_changed(self.name), encode({"node": self.name}))
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await anyio.sleep(self.settings.heartbeat)
+            try:
+                await self._publish_entry()
+            except Exception as exc:  # noqa: BLE001 - keep serving through a broker hiccup
+                _log.warning("heartbeat failed: %s", exc)
+
+    async def _on_reconnected(self) -> None:
+        # A restarted broker has lost the catalog (memory storage): write it again.
+        if self.nc is not None and not self._draining:
+            self._catalog = await CatalogBucket.open(
+                self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True
+            )
+            await self._publish_entry(changed=True)
+
+    @hookimpl
+    async def toolmesh_tools_changed(self, kernel: Kernel, tools: list[ToolSpec]) -> None:
+        if kernel is self.kernel and self.nc is not None:
+            await self._sync_subscriptions()
+            await self._publish_entry(changed=True)
+
+    async def _sync_subscriptions(self) -> None:
+        assert self.nc is not None
+        wanted = {spec.name for spec in self.kernel.tools}
+        for name in set(self._subscriptions) - wanted:
+            await self._subscriptions.pop(name).drain()
+        for name in sorted(wanted - set(self._subscriptions)):
+            subject = self.subjects.request(name)
+            self._subscriptions[name] = await self.nc.subscribe(subject, queue=QUEUE_GROUP, cb=self._on_request)
+            self.endpoints.setdefault(name, EndpointCounters(subject=subject))
+        for name in set(self.endpoints) - wanted:
+            del self.endpoints[name]
+
+    # -------------------------------------------------------------- requests
+
+    async def _on_request(self, msg: Msg) -> None:
+        # nats.py runs one subscription's callbacks one at a time: only admit
+        # here and run the call in its own task.
+        if self.inflight >= self.settings.max_concurrency:
+            tool = self.subjects.tool_from_request(msg.subject)
+            await self._respond(
+                msg,
+                self._failure(
+                    "",
+                    tool,
+                    ErrorCode.UNAVAILABLE,
+                    f"node {self.name} is at its limit of {self.settings.max_concurrency} concurrent calls;"
+                    " retry shortly or add nodes",
+                    retryable=True,
+                    details={"retry_after": 0.1},
+                ),
+            )
+            return
+        self.inflight += 1
+        self._idle = anyio.Event() if self._idle.is_set() else self._idle
+        assert self._calls is not None
+        self._calls.start_soon(self._serve, msg)
+
+    async def _serve(self, msg: Msg) -> None:
+        started = time.perf_counter_ns()
+        tool = self.subjects.tool_from_request(msg.subject)
+        result: ToolResult | None = None
+        try:
+            request = self._decode(msg, tool)
+            if isinstance(request, ToolResult):
+                result = request
+            else:
+                with tool_span(tool, request.id, kind=SpanKind.SERVER, parent=extract_context(msg.headers)):
+                    result = await self.kernel.call(request, call_tool=self._nested_call(request))
+            await self._respond(msg, result)
+        except Exception:  # noqa: BLE001 - one bad call must not take the node down
+            _log.exception("serving %s failed", tool)
+        finally:
+            counters = self.endpoints.get(tool)
+            if counters is not None:
+                error = result.error.code.value if result is not None and result.error else None
+                counters.record(time.perf_counter_ns() - started, error)
+            self.inflight -= 1
+            if self.inflight == 0:
+                self._idle.set()
+
+    def _decode(self, msg: Msg, tool: str) -> ToolRequest | ToolResult:
+        if len(msg.data) > self.settings.max_payload:
+            return self._failure(
+                "", tool, ErrorCode.TOO_LARGE,
+                f"request of {len(msg.data)} bytes exceeds this node's {self.settings.max_payload}-byte limit;"
+                " send large data by reference",
+            )
+        try:
+            request = decode_request(msg.data)
+        except msgspec.ValidationError as exc:
+            return self._failure("", tool, ErrorCode.BAD_REQUEST,
+                            f"request is not a ToolRequest: {exc}; expected"
+                            ' {"id": str, "tool": str, "arguments": object, ...}')
+        except msgspec.DecodeError as exc:
+            return self._failure("", tool, ErrorCode.BAD_REQUEST,
+                            f"request body is not valid JSON ({exc}); send a JSON object"
+                            ' {"id": ..., "tool": ..., "arguments": {...}}')
+        if request.tool and request.tool != tool:
+            return self._failure(request.id, request.tool, ErrorCode.BAD_REQUEST,
+                            f"request for tool {request.tool!r} was sent to the subject of {tool!r};"
+                            f" publish it on {self.subjects.request(request.tool)}")
+        if not request.tool or not request.id:
+            request = msgspec.structs.replace(request, tool=tool, id=request.id or _nuid.next().decode())
+        return request
+
+    async def _respond(self, msg: Msg, result: ToolResult) -> None:
+        if not msg.reply:
+            return
+        assert self.nc is not None
+        data = encode(result)
+        if len(data) > self.settings.max_payload:
+            data = encode(
+                self._failure(
+                    result.id, result.tool, ErrorCode.TOO_LARGE,
+                    f"the result of {result.tool!r} has {len(data)} bytes, over the"
+                    f" {self.settings.max_payload}-byte limit; return less data or a reference to it",
+                )
+            )
+        await self.nc.publish(msg.reply, data)
+
+    def _nested_call(self, parent: ToolRequest) -> Callable[[str, dict[str, Any]], Any]:
+        async def call_tool(name: str, arguments: dict[str, Any]) -> ToolResult:
+            assert self._mesh is not None
+            return await self._mesh.call(name, arguments, caller=parent.caller, timeout=parent.timeout)
+
+        return call_tool
+
+    def _failure(self, request_id: str, tool: str, code: ErrorCode, message: str, **fields: Any) -> ToolResult:
+        error = ToolError(code=code, message=message, **fields)
+        return msgspec.structs.replace(ToolResult.failure(request_id, tool, error), node=self.name)
+
+    async def _publish_event(self, event: ToolEvent) -> None:
+        if self.nc is not None and not self.nc.is_closed:
+            await self.nc.publish(self.subjects.event(event.kind, event.tool), encode(event))
+
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__

@@ -1,0 +1,198 @@
+"""The call pipeline, in one place.
+
+resolve → decision hooks → validate arguments → cache lookup → execute under
+the deadline → validate result → cache store → events.  Every failure maps to
+exactly one error code; nothing a tool or plugin raises escapes as an
+exception.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+
+from toolmesh.contracts import ErrorCode, ToolError, ToolResult, ToolSpec
+
+from .context import CallContext
+from .decisions import Complete, Reject, RunNormally
+from .errors import (
+    CallTimeout,
+    ExecutionFailed,
+    InvalidArguments,
+    ToolCallError,
+    ToolmeshError,
+    ToolUnavailable,
+    UnknownTool,
+    error_class,
+)
+from .plugin_manager import await_maybe
+from .results import result_from_value
+from .validation import ValidationIssue
+
+if TYPE_CHECKING:
+    from .kernel import Kernel
+
+__all__ = ["call_pipeline", "effective_deadline"]
+
+_log = logging.getLogger("toolmesh.pipeline")
+
+
+def effective_deadline(kernel: Kernel, spec: ToolSpec, context: CallContext) -> float:
+    """The earliest of the request's timeout/deadline, the tool's timeout and the default."""
+    now = time.monotonic()
+    request = context.request
+    candidates = [now + (spec.timeout or kernel.settings.default_timeout)]
+    if request.timeout is not None:
+        candidates.append(now + request.timeout)
+    if request.deadline is not None:
+        candidates.append(now + (request.deadline - time.time()))
+    if context.deadline is not None:
+        candidates.append(context.deadline)
+    return min(candidates)
+
+
+def _describe(issues: list[ValidationIssue]) -> str:
+    return "; ".join(f"{issue.path}: {issue.message}" for issue in issues)
+
+
+async def _collect_issues(hook: Any, **kwargs: Any) -> list[ValidationIssue]:
+    issues: list[ValidationIssue] = []
+    for found in hook(**kwargs):
+        issues.extend(await await_maybe(found) or ())
+    return issues
+
+
+async def _decide(kernel: Kernel, spec: ToolSpec, context: CallContext) -> tuple[dict[str, Any], Any]:
+    """Thread the arguments through the decision hooks; returns (arguments, completed value or None)."""
+    arguments = context.request.arguments
+    for impl in kernel.pipeline_impls("toolmesh_before_call"):
+        available = {"spec": spec, "request": context.request, "arguments": arguments, "context": context}
+        decision = await await_maybe(impl.function(*[available[name] for name in impl.argnames]))
+        if decision is None:
+            continue
+        if isinstance(decision, RunNormally):
+            arguments = decision.arguments
+        elif isinstance(decision, Complete):
+            return arguments, decision
+        elif isinstance(decision, Reject):
+            raise error_class(decision.code)(decision.reason, details=decision.details)
+        else:
+            raise ToolmeshError(
+                f"plugin {impl.plugin_name!r} returned {type(decision).__name__} from toolmesh_before_call;"
+                " return RunNormally, Complete, Reject or None"
+            )
+    return arguments, None
+
+
+async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+    request = context.request
+    outcome = kernel.hook.toolmesh_execute_tool(spec=spec, arguments=arguments, context=context)
+    if outcome is None:
+        raise ToolUnavailable(
+            f"no installed plugin executes tools from {spec.source!r} (tool {spec.name!r});"
+            " install or enable that plugin (see 'toolmesh plugins')"
+        )
+    value = await await_maybe(outcome)
+    return result_from_value(request.id, spec.name, value)
+
+
+async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResult:
+    request = context.request
+    arguments, completed = await _decide(kernel, spec, context)
+    if completed is not None:
+        return result_from_value(request.id, spec.name, completed.result)
+
+    issues = await _collect_issues(kernel.hook.toolmesh_validate_arguments, spec=spec, arguments=arguments)
+    if issues:
+        raise InvalidArguments(
+            f"invalid arguments for tool {spec.name!r}: {_describe(issues)}",
+            details={"issues": [issue.as_dict() for issue in issues], "input_schema": spec.input_schema},
+        )
+
+    cache_key = None
+    if spec.cache is not None and spec.cache.enabled and request.cache is not False:
+        cache_key = kernel.hook.toolmesh_cache_key(spec=spec, arguments=arguments, context=context)
+        hit = await await_maybe(kernel.hook.toolmesh_cache_get(spec=spec, key=cache_key)) if cache_key else None
+        if hit is not None:
+            await kernel.emit("cache_hit", spec.name, request_id=request.id)
+            return msgspec.structs.replace(hit, id=request.id, cached=True)
+
+    deadline = context.deadline
+    try:
+        with anyio.fail_after(max(0.0, deadline - time.monotonic()) if deadline is not None else None):
+            result = await _execute(kernel, spec, arguments, context)
+    except TimeoutError:
+        raise CallTimeout(
+            f"tool {spec.name!r} did not finish within its deadline"
+            f" ({_timeout_text(spec, request.timeout)}); raise the timeout or make the tool faster",
+        ) from None
+
+    if not result.is_error:
+        issues = await _collect_issues(kernel.hook.toolmesh_validate_result, spec=spec, result=result)
+        if issues:
+            raise ExecutionFailed(
+                f"tool {spec.name!r} returned a result that violates its output_schema: {_describe(issues)}",
+                details={"issues": [issue.as_dict() for issue in issues]},
+            )
+        if cache_key is not None and all(
+            verdict is not False
+            for verdict in kernel.hook.toolmesh_should_cache(spec=spec, arguments=arguments, result=result)
+        ):
+            for stored in kernel.hook.toolmesh_cache_put(spec=spec, key=cache_key, result=result, ttl=spec.cache.ttl):
+                await await_maybe(stored)
+    return result
+
+
+def _timeout_text(spec: ToolSpec, requested: float | None) -> str:
+    limits = []
+    if requested is not None:
+        limits.append(f"request timeout {requested:g}s")
+    if spec.timeout is not None:
+        limits.append(f"tool timeout {spec.timeout:g}s")
+    return ", ".join(limits) or "default timeout"
+
+
+async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
+    """Serve ``context.request`` on ``kernel``; the result is always a ``ToolResult``."""
+    request = context.request
+    started = time.perf_counter()
+    spec = kernel.get_tool(request.tool)
+    try:
+        if spec is None:
+            raise UnknownTool(request.tool, kernel.suggest(request.tool))
+        if not spec.available:
+            raise ToolUnavailable(
+                f"tool {spec.name!r} is unavailable: {spec.unavailable_reason or 'no reason given'}",
+            )
+        context.deadline = effective_deadline(kernel, spec, context)
+        await kernel.emit("started", spec.name, request_id=request.id)
+        result = await _run(kernel, spec, context)
+    except ToolCallError as exc:
+        result = ToolResult.failure(request.id, request.tool, exc.to_tool_error())
+    except Exception as exc:  # noqa: BLE001 - a plugin bug must not take the node down
+        _log.exception("tool %s failed", request.tool)
+        code = ErrorCode.EXECUTION_FAILED if spec is not None else ErrorCode.INTERNAL
+        message = f"tool {request.tool!r} raised {type(exc).__name__}: {exc}"
+        result = ToolResult.failure(request.id, request.tool, ToolError(code=code, message=message))
+    duration_ms = (time.perf_counter() - started) * 1000.0
+    result = msgspec.structs.replace(
+        result,
+        node=kernel.node,
+        duration_ms=duration_ms,
+        result_as_answer=bool(spec and spec.result_as_answer and not result.is_error),
+    )
+    if spec is not None:
+        for outcome in kernel.hook.toolmesh_after_call(spec=spec, request=request, result=result, context=context):
+            await await_maybe(outcome)
+    await kernel.emit(
+        "failed" if result.is_error else "finished",
+        request.tool,
+        request_id=request.id,
+        duration_ms=duration_ms,
+        error_code=result.error.code if result.error else None,
+    )
+    return result

@@ -1,0 +1,1 @@
+"""First-party toolmesh plugins; each subpackage registers on the ``toolmesh.plugins`` entry point."""

@@ -1,0 +1,1 @@
+"""Python tools plugin."""

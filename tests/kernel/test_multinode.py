@@ -1,0 +1,74 @@
+"""Two node processes on one broker: shared load, kill -9, graceful stop, discovery."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import anyio
+import pytest
+
+from tests.processes import NodeProcess
+from toolmesh.config import Settings
+from toolmesh.mesh import Mesh
+
+pytestmark = pytest.mark.anyio
+
+
+def _env(ttl: float) -> dict[str, str]:
+    return {"TOOLMESH_HEARTBEAT": str(ttl / 5), "TOOLMESH_CATALOG_TTL": str(ttl)}
+
+
+async def _node_names(mesh: Mesh) -> set[str]:
+    return {entry.node for entry in await mesh.nodes()}
+
+
+async def test_two_nodes_share_load_and_survive_kill_9(toolmesh_broker):
+    """Both nodes serve calls; after kill -9 of one the other serves them all; the dead one leaves after the TTL."""
+    prefix = f"m{uuid.uuid4().hex[:8]}"
+    settings = Settings(nats_url=toolmesh_broker.url, prefix=prefix, heartbeat=0.2, catalog_ttl=1.0)
+    args = ("examples/", "--nats", toolmesh_broker.url, "--prefix", prefix)
+    with NodeProcess(*args, env=_env(1.0)) as first, NodeProcess(*args, env=_env(1.0)) as second:
+        async with Mesh(settings=settings) as mesh:
+            served = [await mesh.call("add", {"a": i, "b": 1}) for i in range(40)]
+            assert all(not result.is_error for result in served)
+            assert {result.node for result in served} == {first.name, second.name}
+
+            first.kill()
+            await anyio.sleep(0.3)
+            after = [await mesh.call("add", {"a": i, "b": 1}) for i in range(20)]
+            assert [result.structured_content for result in after] == [i + 1 for i in range(20)]
+            assert {result.node for result in after} == {second.name}
+
+            deadline = time.monotonic() + 5
+            while first.name in await _node_names(mesh) and time.monotonic() < deadline:
+                await anyio.sleep(0.1)
+            assert await _node_names(mesh) == {second.name}
+
+
+async def test_graceful_stop_leaves_the_catalog_at_once(toolmesh_broker):
+    """SIGTERM removes the node's tools immediately (long TTL, so only the drain can explain it)."""
+    prefix = f"g{uuid.uuid4().hex[:8]}"
+    settings = Settings(nats_url=toolmesh_broker.url, prefix=prefix, heartbeat=5, catalog_ttl=60)
+    args = ("examples/math_tools.py", "--nats", toolmesh_broker.url, "--prefix", prefix)
+    with NodeProcess(*args, env=_env(60)) as stopping, NodeProcess(*args, env=_env(60)) as staying:
+        async with Mesh(settings=settings) as mesh:
+            assert await _node_names(mesh) == {stopping.name, staying.name}
+            stopping.terminate()
+            assert await _node_names(mesh) == {staying.name}
+            result = await mesh.call("add", {"a": 1, "b": 2})
+    assert result.node == staying.name
+
+
+async def test_new_node_is_callable_within_a_second(toolmesh_broker):
+    """A node's tools are callable by an existing client as soon as it reports ready."""
+    prefix = f"d{uuid.uuid4().hex[:8]}"
+    settings = Settings(nats_url=toolmesh_broker.url, prefix=prefix)
+    async with Mesh(settings=settings) as mesh:
+        before = await mesh.call("word_count", {"text": "a b"})
+        assert before.error.code.value == "unknown_tool"
+        with NodeProcess("examples/text_tools.py", "--nats", toolmesh_broker.url, "--prefix", prefix) as node:
+            result = await mesh.call("word_count", {"text": "a b"})
+            tools = {spec.name for spec in await mesh.list_tools()}
+    assert (result.structured_content, result.node) == (2, node.name)
+    assert "word_count" in tools
