@@ -4,7 +4,7 @@ Nothing here imports the kernel or a plugin; any client can depend on it alone.
 """
 
 from .catalog import NodeEntry
-from .codec import decode_event, decode_node_entry, decode_request, decode_result, encode
+from .codec import decode_callback, decode_event, decode_node_entry, decode_request, decode_result, encode
 from .content import (
     AudioContent,
     ContentBlock,
@@ -14,7 +14,7 @@ from .content import (
     TextContent,
 )
 from .errors import RETRYABLE_CODES, ErrorCode
-from .messages import Caller, ToolError, ToolEvent, ToolRequest, ToolResult
+from .messages import Caller, ToolCallback, ToolError, ToolEvent, ToolRequest, ToolResult
 from .spec import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, ToolSpec
 from .subjects import (
     DEFAULT_PREFIX,
@@ -42,12 +42,14 @@ __all__ = (
     "TaskSupport",
     "TextContent",
     "ToolAnnotations",
+    "ToolCallback",
     "ToolError",
     "ToolEvent",
     "ToolExample",
     "ToolRequest",
     "ToolResult",
     "ToolSpec",
+    "decode_callback",
     "decode_event",
     "decode_node_entry",
     "decode_request",

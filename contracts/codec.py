@@ -7,9 +7,10 @@ from typing import Any
 import msgspec
 
 from .catalog import NodeEntry
-from .messages import ToolEvent, ToolRequest, ToolResult
+from .messages import ToolCallback, ToolEvent, ToolRequest, ToolResult
 
 __all__ = [
+    "decode_callback",
     "decode_event",
     "decode_node_entry",
     "decode_request",
@@ -22,6 +23,7 @@ _request_decoder = msgspec.json.Decoder(ToolRequest)
 _result_decoder = msgspec.json.Decoder(ToolResult)
 _event_decoder = msgspec.json.Decoder(ToolEvent)
 _node_entry_decoder = msgspec.json.Decoder(NodeEntry)
+_callback_decoder = msgspec.json.Decoder(ToolCallback)
 
 
 def encode(value: Any) -> bytes:
@@ -47,3 +49,8 @@ def decode_event(data: bytes) -> ToolEvent:
 def decode_node_entry(data: bytes) -> NodeEntry:
     """Decode a catalog ``NodeEntry``."""
     return _node_entry_decoder.decode(data)
+
+
+def decode_callback(data: bytes) -> ToolCallback:
+    """Decode a ``ToolCallback``."""
+    return _callback_decoder.decode(data)

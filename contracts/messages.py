@@ -14,7 +14,7 @@ import msgspec
 from .content import ContentBlock, TextContent
 from .errors import ErrorCode
 
-__all__ = ["Caller", "ToolError", "ToolEvent", "ToolRequest", "ToolResult"]
+__all__ = ["Caller", "ToolCallback", "ToolError", "ToolEvent", "ToolRequest", "ToolResult"]
 
 
 class Caller(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
@@ -44,6 +44,8 @@ class ToolRequest(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True)
     deadline: float | None = None
     cache: bool | None = None
     meta: dict[str, Any] | None = None
+    callback: str | None = None
+    """Subject where the tool may send ``ToolCallback`` messages to the caller while it runs."""
 
 
 class ToolError(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
@@ -107,3 +109,16 @@ class ToolEvent(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
     duration_ms: float | None = None
     error_code: ErrorCode | None = None
     attributes: dict[str, Any] | None = None
+
+
+class ToolCallback(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
+    """A message from a running tool to its caller, on the request's ``callback`` subject.
+
+    ``progress`` and ``log`` are notifications; ``sampling`` and ``elicitation``
+    are requests whose reply (JSON) is the caller's answer — they let a tool ask
+    the caller's model or a person, as MCP does.
+    """
+
+    kind: str
+    request_id: str
+    data: dict[str, Any] = msgspec.field(default_factory=dict)

@@ -14,12 +14,12 @@ from typing import Any
 import msgspec
 
 from .catalog import NodeEntry
-from .messages import ToolEvent, ToolRequest, ToolResult
+from .messages import ToolCallback, ToolEvent, ToolRequest, ToolResult
 from .spec import ToolSpec
 
-__all__ = ["WIRE_TYPES", "wire_schemas", "write_schemas"]
+__all__ = ["WIRE_TYPES", "render", "wire_schemas", "write_schemas"]
 
-WIRE_TYPES: tuple[type, ...] = (ToolRequest, ToolResult, ToolEvent, ToolSpec, NodeEntry)
+WIRE_TYPES: tuple[type, ...] = (ToolRequest, ToolResult, ToolEvent, ToolCallback, ToolSpec, NodeEntry)
 """The types whose JSON form is public protocol."""
 
 _SCHEMA_ID = "https://toolmesh.dev/schemas/v1/{name}.schema.json"

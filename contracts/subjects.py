@@ -99,6 +99,10 @@ class Subjects:
         """A subscription subject for events, optionally of one kind and/or tool."""
         return f"{self.prefix}.event.{kind}.{encode_token(tool) if tool else '*'}"
 
+    def callback(self, client: str) -> str:
+        """A caller's subject for ``ToolCallback`` messages of one call."""
+        return f"{self.prefix}.callback.{client}"
+
     def catalog_changed(self, node: str) -> str:
         """Published by a node when its tool set changes, joins or leaves."""
         return f"{self.prefix}.catalog.changed.{node}"

@@ -40,6 +40,8 @@ from .errors import (
 )
 from .kernel import Kernel
 from .markers import hookimpl, hookspec
+from .mesh import Mesh, SyncMesh
+from .node import Node
 from .tool_function import ToolFunction, tool
 from .validation import ValidationIssue
 
@@ -60,11 +62,14 @@ __all__ = (
     "ExecutionFailed",
     "InvalidArguments",
     "Kernel",
+    "Mesh",
+    "Node",
     "PayloadTooLarge",
     "Reject",
     "RunNormally",
     "SandboxViolation",
     "Settings",
+    "SyncMesh",
     "ToolCallError",
     "ToolDefinitionError",
     "ToolFunction",

@@ -21,10 +21,13 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import urlsplit
+
+import anyio
 
 from .errors import BrokerError
 
-__all__ = ["DEFAULT_MAX_PAYLOAD", "EmbeddedBroker", "find_nats_server", "port_is_open"]
+__all__ = ["DEFAULT_MAX_PAYLOAD", "EmbeddedBroker", "find_nats_server", "nats_reachable", "port_is_open"]
 
 DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024
 """Broker-side message limit; the node's own ``max_payload`` (smaller) is what callers meet."""
@@ -61,6 +64,21 @@ def port_is_open(host: str, port: int, timeout: float = 0.2) -> bool:
             return True
     except OSError:
         return False
+
+
+async def nats_reachable(url: str, timeout: float = 2.0) -> bool:
+    """True when one of the servers in ``url`` (comma-separated) accepts TCP connections."""
+    for server in url.split(","):
+        server = server.strip()
+        parsed = urlsplit(server if "://" in server else f"nats://{server}")
+        try:
+            with anyio.fail_after(timeout):
+                stream = await anyio.connect_tcp(parsed.hostname or "127.0.0.1", parsed.port or 4222)
+            await stream.aclose()
+            return True
+        except (OSError, TimeoutError):
+            continue
+    return False
 
 
 def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec

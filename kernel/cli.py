@@ -247,6 +247,88 @@ def call(
         raise typer.Exit(1)
 
 
+# ------------------------------------------------------------------ events
+
+
+@app.command()
+def events(
+    tool: Annotated[Optional[str], typer.Option("--tool", help="Only events of this tool.")] = None,
+    kind: Annotated[str, typer.Option("--kind", help="Only events of this kind (started, finished, failed, …).")] = "*",
+    count: Annotated[Optional[int], typer.Option("--count", "-n", help="Stop after this many events.")] = None,
+    nats_url: NatsOption = None,
+    prefix: PrefixOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Print tool events as nodes publish them (Ctrl-C to stop)."""
+    settings = _settings(nats_url=nats_url, prefix=prefix)
+
+    async def follow() -> None:
+        async with Mesh(settings=settings) as mesh:
+            seen = 0
+            if as_json:
+                print(json.dumps({"event": "subscribed"}), flush=True)
+            async for event in mesh.events(kind, tool):
+                if as_json:
+                    print(encode(event).decode(), flush=True)
+                else:
+                    took = f" {event.duration_ms:.1f} ms" if event.duration_ms is not None else ""
+                    code = f" {event.error_code.value}" if event.error_code else ""
+                    out.print(
+                        f"{time.strftime('%H:%M:%S', time.localtime(event.timestamp))} {event.kind:<9}"
+                        f" {event.tool} [{event.node}]{took}{code}",
+                        highlight=False,
+                    )
+                seen += 1
+                if count is not None and seen >= count:
+                    return
+
+    try:
+        _run(follow)
+    except KeyboardInterrupt:
+        pass
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+
+
+# ------------------------------------------------------------------ top
+
+
+@app.command()
+def top(
+    duration: Annotated[Optional[float], typer.Option(help="Stop after this many seconds.")] = None,
+    nats_url: NatsOption = None,
+    prefix: PrefixOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """A live view of tools and nodes: calls/s, p50/p99, errors, cache hit rate (from tool events)."""
+    from rich.live import Live
+
+    from .top import TopModel, render_top
+
+    settings = _settings(nats_url=nats_url, prefix=prefix)
+    model = TopModel()
+
+    async def watch() -> None:
+        async with Mesh(settings=settings) as mesh:
+            with anyio.move_on_after(duration), Live(
+                render_top(model), console=out, refresh_per_second=2, transient=as_json
+            ) as live:
+                async for event in mesh.events():
+                    model.add(event)
+                    live.update(render_top(model))
+
+    try:
+        _run(watch)
+    except KeyboardInterrupt:
+        pass
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        print(json.dumps({name: dict(zip(("calls_per_s", "p50_ms", "p99_ms", "errors", "cache_hit_rate",
+                                          "in_flight", "total"), model.row(figures)))
+                          for name, figures in model.tools.items()}))
+
+
 # ------------------------------------------------------------------ plugins
 
 

@@ -61,7 +61,10 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Plugin tables of ``toolmesh.toml``, by name."""
 
     def __post_init__(self) -> None:
-        Subjects(self.prefix)  # raises with a clear message on a bad prefix
+        try:
+            Subjects(self.prefix)
+        except ValueError as exc:
+            raise ConfigError(f"prefix: {exc}") from None
         checks = [
             (self.port >= 0 and self.port < 65536, f"port {self.port} is not a TCP port (0-65535)"),
             (self.max_concurrency >= 1, f"max_concurrency must be at least 1, got {self.max_concurrency}"),
@@ -98,6 +101,11 @@ def _from_file(path: Path) -> tuple[dict[str, Any], dict[str, Any]]:
         raise ConfigError(f"{path}: not valid TOML ({exc}); fix the file or set TOOLMESH_CONFIG") from exc
     values = {key: value for key, value in data.items() if not isinstance(value, dict)}
     tables = {key: value for key, value in data.items() if isinstance(value, dict)}
+    misplaced = set(tables) & _FIELDS
+    if misplaced:
+        raise ConfigError(
+            f"{path}: setting(s) {', '.join(sorted(misplaced))} must be plain values, not tables"
+        )
     unknown = set(values) - _FIELDS
     if unknown:
         raise ConfigError(
@@ -122,12 +130,13 @@ def load_settings(
 ) -> Settings:
     """Merge the three sources; ``overrides`` (CLI flags) win, ``None`` values are ignored."""
     env = os.environ if env is None else env
-    path = config_file or Path(env.get(_ENV_PREFIX + "CONFIG", CONFIG_FILE))
+    configured = env.get(_ENV_PREFIX + "CONFIG", "")
+    path = config_file or Path(configured or CONFIG_FILE)
     values: dict[str, Any] = {}
     tables: dict[str, Any] = {}
     if path.is_file():
         values, tables = _from_file(path)
-    elif _ENV_PREFIX + "CONFIG" in env:
+    elif configured:
         raise ConfigError(f"TOOLMESH_CONFIG names {path}, which is not a file")
     values.update(_from_env(env))
     values.update({key: value for key, value in (overrides or {}).items() if value is not None})

@@ -13,7 +13,7 @@ import pluggy
 from toolmesh.contracts import ToolEvent, ToolRequest, ToolResult, ToolSpec, is_valid_tool_name
 
 from .config import Settings
-from .context import CallContext, NestedCall
+from .context import CallbackChannel, CallContext, NestedCall
 from .errors import ToolDefinitionError
 from .pipeline import call_pipeline
 from .plugin_manager import await_maybe, create_plugin_manager, ordered_impls
@@ -180,9 +180,12 @@ class Kernel:
         *,
         deadline: float | None = None,
         call_tool: NestedCall | None = None,
+        channel: CallbackChannel | None = None,
     ) -> ToolResult:
         """Run ``request`` through the pipeline; never raises for a failing call."""
-        context = CallContext(request=request, kernel=self, node=self.node, deadline=deadline, call_tool=call_tool)
+        context = CallContext(
+            request=request, kernel=self, node=self.node, deadline=deadline, call_tool=call_tool, channel=channel
+        )
         if context.call_tool is None:
             context.call_tool = self._local_nested_call(context)
         return await call_pipeline(self, context)
@@ -212,7 +215,8 @@ class Kernel:
         attributes: dict[str, Any] | None = None,
     ) -> None:
         """Build a ``ToolEvent`` and hand it to the ``toolmesh_event`` hooks and the sinks."""
-        if not self._event_sinks and not self.has_impls("toolmesh_event"):
+        observed = self.has_impls("toolmesh_event")
+        if not self._event_sinks and not observed:
             return
         event = ToolEvent(
             kind=kind,
@@ -224,10 +228,21 @@ class Kernel:
             error_code=error_code,
             attributes=attributes,
         )
-        for outcome in self.hook.toolmesh_event(event=event, kernel=self):
-            await await_maybe(outcome)
+        if observed:
+            await self._notify("toolmesh_event", event=event, kernel=self)
         for sink in self._event_sinks:
-            await await_maybe(sink(event))
+            try:
+                await await_maybe(sink(event))
+            except Exception:  # noqa: BLE001 - a failing sink must not fail the call it reports on
+                _log.exception("event sink %r failed on a %s event of %s", sink, kind, tool)
+
+    async def _notify(self, hook_name: str, **kwargs: Any) -> None:
+        """Run every implementation of a notification hook; one that fails is logged, never raised."""
+        for impl in self.pipeline_impls(hook_name):
+            try:
+                await await_maybe(impl.function(*[kwargs[name] for name in impl.argnames]))
+            except Exception:  # noqa: BLE001 - an observer's bug must not fail the call it observes
+                _log.exception("plugin %r failed in %s", impl.plugin_name, hook_name)
 
     def replace_spec(self, name: str, **changes: Any) -> None:
         """Change fields of a registered tool (e.g. mark it unavailable with a reason)."""

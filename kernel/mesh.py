@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import time
-from urllib.parse import urlsplit
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -41,7 +40,9 @@ from toolmesh.contracts import (
 )
 
 from .catalog import CatalogBucket, merge_tools
-from .config import DEFAULT_PORT, Settings, load_settings
+from .broker import nats_reachable
+from .callbacks import CallbackHandler, serve_callbacks
+from .config import Settings, load_settings
 from .errors import BrokerError, UnknownTool
 from .suggestions import close_names
 from .telemetry import inject_headers, tool_span
@@ -60,19 +61,6 @@ _nuid = NUID()
 _log = logging.getLogger("toolmesh.mesh")
 
 
-async def _reachable(url: str) -> bool:
-    for server in url.split(","):
-        parsed = urlsplit(server.strip() if "://" in server else f"nats://{server.strip()}")
-        try:
-            with anyio.fail_after(2):
-                stream = await anyio.connect_tcp(parsed.hostname or "127.0.0.1", parsed.port or DEFAULT_PORT)
-            await stream.aclose()
-            return True
-        except (OSError, TimeoutError):
-            continue
-    return False
-
-
 async def connect_nats(url: str, *, name: str, inbox_prefix: str | None = None, **options: Any) -> NATS:
     """Connect to NATS, turning "nothing there" into one clear ``BrokerError``.
 
@@ -84,7 +72,7 @@ async def connect_nats(url: str, *, name: str, inbox_prefix: str | None = None, 
         _log.debug("nats error: %r", exc)
 
     failure = f"cannot reach NATS at {url}; start a mesh with 'toolmesh up' or point --nats / TOOLMESH_NATS_URL at a running NATS server"
-    if not await _reachable(url):
+    if not await nats_reachable(url):
         raise BrokerError(failure)
     options.setdefault("max_reconnect_attempts", 10)
     options.setdefault("reconnect_time_wait", 0.5)
@@ -169,8 +157,13 @@ class Mesh:
         cache: bool | None = None,
         id: str | None = None,
         meta: dict[str, Any] | None = None,
+        on_callback: CallbackHandler | None = None,
     ) -> ToolResult:
-        """Call ``tool``; returns its ``ToolResult`` (``is_error`` set on failure, never raises for it)."""
+        """Call ``tool``; returns its ``ToolResult`` (``is_error`` set on failure, never raises for it).
+
+        ``on_callback`` receives the tool's progress and log messages and answers
+        its ``sampling``/``elicitation`` requests (its return value is the answer).
+        """
         request = ToolRequest(
             id=id or new_request_id(),
             tool=tool,
@@ -180,7 +173,14 @@ class Mesh:
             cache=cache,
             meta=meta,
         )
-        return await self.send(request)
+        if on_callback is None:
+            return await self.send(request)
+        subject = self.subjects.callback(new_request_id())
+        subscription = await serve_callbacks(self._connection(), subject, on_callback)
+        try:
+            return await self.send(msgspec.structs.replace(request, callback=subject))
+        finally:
+            await subscription.unsubscribe()
 
     async def send(self, request: ToolRequest) -> ToolResult:
         """Send a prepared ``ToolRequest`` and wait for its result."""

@@ -9,6 +9,7 @@ call already taken finishes.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import socket
@@ -38,7 +39,8 @@ from toolmesh.contracts import (
     encode,
 )
 
-from .broker import EmbeddedBroker, port_is_open
+from .broker import EmbeddedBroker, nats_reachable
+from .callbacks import NatsCallbackChannel
 from .catalog import CatalogBucket
 from .config import Settings
 from .errors import BrokerError
@@ -92,7 +94,7 @@ class Node:
         self._catalog: CatalogBucket | None = None
         self._responder: ServiceResponder | None = None
         self._mesh: Mesh | None = None
-        self._calls: anyio.abc.TaskGroup | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
         self._stop = anyio.Event()
         self._idle = anyio.Event()
         self._draining = False
@@ -103,17 +105,17 @@ class Node:
     async def _connect(self) -> None:
         url = self.settings.nats_url
         if url is None:
-            port = self.settings.port
-            if not port_is_open("127.0.0.1", port):
-                broker = EmbeddedBroker(port)
+            local = f"nats://127.0.0.1:{self.settings.port}"
+            if not await nats_reachable(local):
+                broker = EmbeddedBroker(self.settings.port)
                 try:
                     url = await anyio.to_thread.run_sync(broker.start)
                     self.broker = broker
                 except BrokerError:
                     # Another node may have won the race for the port; join it if so.
-                    if not port_is_open("127.0.0.1", port):
+                    if not await nats_reachable(local):
                         raise
-            url = url or f"nats://127.0.0.1:{port}"
+            url = url or local
         self.url = url
         self.nc = await connect_nats(
             url,
@@ -137,8 +139,7 @@ class Node:
             self._catalog = await CatalogBucket.open(
                 self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True
             )
-            async with anyio.create_task_group() as calls:
-                self._calls = calls
+            async with anyio.create_task_group() as background:
                 await self._sync_subscriptions()
                 self._responder = ServiceResponder(
                     self.nc,
@@ -150,14 +151,13 @@ class Node:
                 )
                 await self._responder.start()
                 await self._publish_entry(changed=True)
-                calls.start_soon(self._heartbeat)
+                background.start_soon(self._heartbeat)
                 task_status.started(self)
                 if self.on_ready:
                     self.on_ready(self)
                 await self._stop.wait()
-                with anyio.CancelScope(shield=True):
-                    await self._drain()
-                calls.cancel_scope.cancel()
+                await self._drain()  # not shielded: a second signal may cut the drain short
+                background.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
                 await self._close()
@@ -187,6 +187,8 @@ class Node:
                 _log.warning("stopping with %d calls unfinished after %ss", self.inflight, self.settings.drain_timeout)
 
     async def _close(self) -> None:
+        for task in list(self._tasks):  # only left after an aborted drain
+            task.cancel()
         if self._responder is not None:
             try:
                 await self._responder.stop()
@@ -287,8 +289,11 @@ class Node:
             return
         self.inflight += 1
         self._idle = anyio.Event() if self._idle.is_set() else self._idle
-        assert self._calls is not None
-        self._calls.start_soon(self._serve, msg)
+        # A bare asyncio task costs a fraction of an anyio task-group spawn on
+        # this hot path; the node tracks completion itself (inflight, _idle).
+        task = asyncio.get_running_loop().create_task(self._serve(msg))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
 
     async def _serve(self, msg: Msg) -> None:
         started = time.perf_counter_ns()
@@ -300,7 +305,8 @@ class Node:
                 result = request
             else:
                 with tool_span(tool, request.id, kind=SpanKind.SERVER, parent=extract_context(msg.headers)):
-                    result = await self.kernel.call(request, call_tool=self._nested_call(request))
+                    channel = NatsCallbackChannel(self.nc, request.callback, request.id) if request.callback else None
+                    result = await self.kernel.call(request, call_tool=self._nested_call(request), channel=channel)
             await self._respond(msg, result)
         except Exception:  # noqa: BLE001 - one bad call must not take the node down
             _log.exception("serving %s failed", tool)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 
-from toolmesh.contracts import ErrorCode, ToolError, ToolResult, ToolSpec
+from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult, ToolSpec
 
 from .context import CallContext
 from .decisions import Complete, Reject, RunNormally
@@ -29,8 +29,10 @@ from .errors import (
     UnknownTool,
     error_class,
 )
+from .metrics import call_metrics
 from .plugin_manager import await_maybe
 from .results import result_from_value
+from .telemetry import step_span
 from .validation import ValidationIssue
 
 if TYPE_CHECKING:
@@ -102,11 +104,13 @@ async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], co
 
 async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResult:
     request = context.request
-    arguments, completed = await _decide(kernel, spec, context)
+    with step_span("decide", spec.name):
+        arguments, completed = await _decide(kernel, spec, context)
     if completed is not None:
         return result_from_value(request.id, spec.name, completed.result)
 
-    issues = await _collect_issues(kernel.hook.toolmesh_validate_arguments, spec=spec, arguments=arguments)
+    with step_span("validate_arguments", spec.name):
+        issues = await _collect_issues(kernel.hook.toolmesh_validate_arguments, spec=spec, arguments=arguments)
     if issues:
         raise InvalidArguments(
             f"invalid arguments for tool {spec.name!r}: {_describe(issues)}",
@@ -123,16 +127,22 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
 
     deadline = context.deadline
     try:
-        with anyio.fail_after(max(0.0, deadline - time.monotonic()) if deadline is not None else None):
+        with (
+            step_span("execute", spec.name),
+            anyio.fail_after(max(0.0, deadline - time.monotonic()) if deadline is not None else None) as scope,
+        ):
             result = await _execute(kernel, spec, arguments, context)
     except TimeoutError:
+        if not scope.cancelled_caught:
+            raise  # the tool's own TimeoutError (e.g. an upstream call), not our deadline
         raise CallTimeout(
             f"tool {spec.name!r} did not finish within its deadline"
-            f" ({_timeout_text(spec, request.timeout)}); raise the timeout or make the tool faster",
+            f" ({_timeout_text(spec, request)}); raise the timeout or make the tool faster",
         ) from None
 
     if not result.is_error:
-        issues = await _collect_issues(kernel.hook.toolmesh_validate_result, spec=spec, result=result)
+        with step_span("validate_result", spec.name):
+            issues = await _collect_issues(kernel.hook.toolmesh_validate_result, spec=spec, result=result)
         if issues:
             raise ExecutionFailed(
                 f"tool {spec.name!r} returned a result that violates its output_schema: {_describe(issues)}",
@@ -147,10 +157,12 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
     return result
 
 
-def _timeout_text(spec: ToolSpec, requested: float | None) -> str:
+def _timeout_text(spec: ToolSpec, request: ToolRequest) -> str:
     limits = []
-    if requested is not None:
-        limits.append(f"request timeout {requested:g}s")
+    if request.timeout is not None:
+        limits.append(f"request timeout {request.timeout:g}s")
+    if request.deadline is not None:
+        limits.append("request deadline")
     if spec.timeout is not None:
         limits.append(f"tool timeout {spec.timeout:g}s")
     return ", ".join(limits) or "default timeout"
@@ -160,6 +172,7 @@ async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
     """Serve ``context.request`` on ``kernel``; the result is always a ``ToolResult``."""
     request = context.request
     started = time.perf_counter()
+    call_metrics.started(request.tool, kernel.node)
     spec = kernel.get_tool(request.tool)
     try:
         if spec is None:
@@ -185,14 +198,16 @@ async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
         duration_ms=duration_ms,
         result_as_answer=bool(spec and spec.result_as_answer and not result.is_error),
     )
-    if spec is not None:
-        for outcome in kernel.hook.toolmesh_after_call(spec=spec, request=request, result=result, context=context):
-            await await_maybe(outcome)
+    error_code = result.error.code.value if result.error else None
+    call_metrics.finished(request.tool, kernel.node, duration_ms, error_code, result.cached)
+    if spec is not None and kernel.has_impls("toolmesh_after_call"):
+        await kernel._notify("toolmesh_after_call", spec=spec, request=request, result=result, context=context)
     await kernel.emit(
         "failed" if result.is_error else "finished",
         request.tool,
         request_id=request.id,
         duration_ms=duration_ms,
         error_code=result.error.code if result.error else None,
+        attributes={"cached": True} if result.cached else None,
     )
     return result

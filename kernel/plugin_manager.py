@@ -118,7 +118,8 @@ def ordered_impls(caller: pluggy.HookCaller) -> list[pluggy.HookImpl]:
     """A hook's implementations in pipeline order: ``tryfirst``, then registration order, then ``trylast``."""
     impls = caller.get_hookimpls()
     first = [impl for impl in impls if impl.tryfirst]
-    last = [impl for impl in impls if impl.trylast]
+    # pluggy keeps trylast impls newest-first (it inserts them at the front); reverse to registration order
+    last = [impl for impl in reversed(impls) if impl.trylast]
     middle = [impl for impl in impls if not impl.tryfirst and not impl.trylast]
     return first + middle + last
 

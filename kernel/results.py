@@ -39,8 +39,9 @@ def result_from_value(request_id: str, tool: str, value: Any) -> ToolResult:
     if isinstance(value, str):
         return ToolResult(id=request_id, tool=tool, content=[TextContent(text=value)], structured_content=value)
     try:
-        structured = msgspec.to_builtins(value)
-        text = encode(structured).decode()
+        text = encode(value).decode()
+        # the decoded JSON, so a local caller sees exactly what a remote one does (lists, string keys)
+        structured = msgspec.json.decode(text)
     except (TypeError, msgspec.EncodeError, ValueError, OverflowError) as exc:
         raise ExecutionFailed(
             f"tool {tool!r} returned a {type(value).__name__} that cannot be sent as JSON ({exc});"

@@ -7,20 +7,23 @@ call here is a cheap no-op.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 
-__all__ = ["extract_context", "inject_headers", "tool_span"]
+__all__ = ["extract_context", "inject_headers", "step_span", "tool_span", "tracing_enabled"]
 
 _tracer = trace.get_tracer("toolmesh")
 
 
 def inject_headers(headers: dict[str, str] | None = None) -> dict[str, str] | None:
     """Add the current trace context (``traceparent``) to ``headers``; ``None`` when there is none."""
+    if not tracing_enabled():
+        return headers or None
     carrier: dict[str, str] = dict(headers or {})
     propagate.inject(carrier)
     return carrier or None
@@ -36,11 +39,35 @@ def extract_context(headers: dict[str, str] | None) -> otel_context.Context | No
         return None
 
 
+_RECHECK_SECONDS = 1.0
+_state = {"enabled": False, "checked_at": float("-inf")}
+
+
+def tracing_enabled() -> bool:
+    """True once an OpenTelemetry SDK tracer provider is installed (the API alone records nothing).
+
+    Looking the provider up reads the environment each time, too slow for
+    every call, so a negative answer is reused for a second.
+    """
+    if _state["enabled"]:
+        return True
+    now = time.monotonic()
+    if now - _state["checked_at"] < _RECHECK_SECONDS:
+        return False
+    _state["checked_at"] = now
+    provider = trace.get_tracer_provider()
+    _state["enabled"] = not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+    return bool(_state["enabled"])
+
+
 @contextmanager
 def tool_span(
     tool: str, call_id: str, *, kind: trace.SpanKind, parent: otel_context.Context | None = None, **attributes: Any
 ) -> Iterator[trace.Span]:
-    """A span named ``execute_tool {tool}`` with the GenAI tool attributes."""
+    """A span named ``execute_tool {tool}`` with the GenAI tool attributes (nothing when tracing is off)."""
+    if not tracing_enabled():
+        yield trace.INVALID_SPAN
+        return
     with _tracer.start_as_current_span(
         f"execute_tool {tool}",
         context=parent,
@@ -54,3 +81,15 @@ def tool_span(
         },
     ) as span:
         yield span
+
+
+_NO_SPAN = nullcontext()
+
+
+def step_span(step: str, tool: str) -> AbstractContextManager[Any]:
+    """A child span ``toolmesh.<step> {tool}`` for one pipeline step (a shared no-op when tracing is off)."""
+    if not tracing_enabled():
+        return _NO_SPAN
+    return _tracer.start_as_current_span(
+        f"toolmesh.{step} {tool}", attributes={"toolmesh.pipeline.step": step, "gen_ai.tool.name": tool}
+    )

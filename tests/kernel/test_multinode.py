@@ -6,6 +6,7 @@ import time
 import uuid
 
 import anyio
+import anyio.to_thread
 import pytest
 
 from tests.processes import NodeProcess
@@ -72,3 +73,26 @@ async def test_new_node_is_callable_within_a_second(toolmesh_broker):
             tools = {spec.name for spec in await mesh.list_tools()}
     assert (result.structured_content, result.node) == (2, node.name)
     assert "word_count" in tools
+
+
+async def test_sigterm_drains_accepted_calls(toolmesh_broker):
+    """Calls in flight when a node gets SIGTERM all finish with their results; none is dropped."""
+    prefix = f"s{uuid.uuid4().hex[:8]}"
+    settings = Settings(nats_url=toolmesh_broker.url, prefix=prefix)
+    with NodeProcess("examples/slow_tools.py", "--nats", toolmesh_broker.url, "--prefix", prefix) as node:
+        async with Mesh(settings=settings) as mesh:
+            results = []
+
+            async def one(i: int) -> None:
+                results.append(await mesh.call("sleep", {"seconds": 0.5 + i / 100}))
+
+            async with anyio.create_task_group() as tg:
+                for i in range(20):
+                    tg.start_soon(one, i)
+                await anyio.sleep(0.2)
+                await anyio.to_thread.run_sync(node.process.terminate)
+            output = await anyio.to_thread.run_sync(node.process.communicate)
+    assert [result.is_error for result in results] == [False] * 20
+    assert sorted(result.structured_content for result in results) == [0.5 + i / 100 for i in range(20)]
+    assert node.process.returncode == 0
+    assert '"event": "stopped"' in output[0]

@@ -7,7 +7,8 @@ import json
 import anyio
 import pytest
 
-from toolmesh.contracts import ErrorCode, ToolRequest, decode_result, encode
+import toolmesh
+from toolmesh.contracts import ErrorCode, ToolCallback, ToolRequest, decode_result, encode
 from toolmesh.mesh import Mesh
 from toolmesh.testing import running_node
 
@@ -178,8 +179,6 @@ async def test_drain_finishes_in_flight_calls(toolmesh_settings):
 
 async def test_nested_call_goes_through_the_mesh(toolmesh_settings):
     """context.call_tool from a tool reaches another tool over NATS."""
-    import toolmesh
-
     @toolmesh.tool
     async def add_twice(a: int, context: toolmesh.CallContext) -> int:
         first = await context.call_tool("add", {"a": a, "b": a})
@@ -189,3 +188,32 @@ async def test_nested_call_goes_through_the_mesh(toolmesh_settings):
         async with Mesh(settings=toolmesh_settings) as mesh:
             result = await mesh.call("add_twice", {"a": 3})
     assert result.structured_content == 12
+
+
+async def test_callbacks_reach_the_caller_and_answers_reach_the_tool(toolmesh_settings):
+    """A tool's progress/log notifications reach the caller, and its elicitation gets the caller's answer."""
+    @toolmesh.tool
+    async def confirm(action: str, context: toolmesh.CallContext) -> str:
+        await context.progress(1, 2, "asking")
+        await context.log("info", f"about to {action}")
+        answer = await context.ask("elicitation", {"message": f"{action}?"})
+        return f"{action}: {answer['action']}"
+
+    received: list[ToolCallback] = []
+
+    def on_callback(callback: ToolCallback) -> object:
+        received.append(callback)
+        if callback.kind == "elicitation":
+            return {"action": "accept"}
+        return None
+
+    async with running_node(toolmesh_settings, sources=[confirm]):
+        async with Mesh(settings=toolmesh_settings) as mesh:
+            answered = await mesh.call("confirm", {"action": "deploy"}, on_callback=on_callback)
+            unanswerable = await mesh.call("confirm", {"action": "deploy"})
+    assert answered.structured_content == "deploy: accept"
+    assert [callback.kind for callback in received] == ["progress", "log", "elicitation"]
+    assert received[0].data == {"progress": 1, "total": 2, "message": "asking"}
+    assert {callback.request_id for callback in received} == {answered.id}
+    assert unanswerable.error.code == ErrorCode.UNAVAILABLE
+    assert "accepts no callbacks" in unanswerable.error.message

@@ -1,0 +1,230 @@
+"""Tool-call latency and throughput over Streamable HTTP on loopback, side by side.
+
+(a) the SDK's ``MCPServer`` serving an ``add`` tool directly;
+(b) ``toolmesh mcp serve --http`` serving the same tool from a node behind NATS.
+Plus ``tools/list`` time (all pages) for a 5,000-tool catalog through the gateway.
+
+Run: ``.venv/bin/python bench/mcp_gateway.py [--calls 2000] [--concurrency 16]``.
+Targets: (b) >= 80 % of (a)'s throughput, p50 within 1.3x; tools/list <= 100 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+import toolmesh
+from toolmesh import CallContext
+from toolmesh.broker import EmbeddedBroker
+from toolmesh.contracts import ToolSpec
+from toolmesh.testing import test_settings
+
+ROOT = Path(__file__).resolve().parent.parent
+
+DIRECT_SERVER = """
+import sys
+from mcp.server.mcpserver import MCPServer
+server = MCPServer("bench")
+
+@server.tool()
+def add(a: int, b: int) -> int:
+    "Add two integers."
+    return a + b
+
+server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[1]))
+"""
+
+
+class BenchTools:
+    """``add`` plus ``extra`` filler tools, without depending on another plugin."""
+
+    def __init__(self, extra: int = 0) -> None:
+        schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}
+        self.specs = [ToolSpec(name="add", description="Add two integers.", input_schema=schema,
+                               output_schema={"type": "integer"}, source="bench")]
+        self.specs += [ToolSpec(name=f"tool_{index:05d}", description=f"Filler tool {index}.", input_schema=schema,
+                                source="bench") for index in range(extra)]
+
+    @toolmesh.hookimpl
+    def toolmesh_discover_tools(self, kernel: toolmesh.Kernel, sources: list[str]) -> list[ToolSpec]:
+        return self.specs
+
+    @toolmesh.hookimpl
+    def toolmesh_execute_tool(self, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> Any:
+        if spec.source != "bench":
+            return None
+        return arguments["a"] + arguments["b"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise TimeoutError(port)
+
+
+async def measure(url: str, calls: int, concurrency: int) -> dict[str, float]:
+    """p50/p99 of sequential calls, then throughput with ``concurrency`` callers on one session."""
+    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0)) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                for _ in range(50):
+                    await session.call_tool("add", {"a": 1, "b": 2})
+                latencies = []
+                for index in range(calls // 2):
+                    started = time.perf_counter()
+                    result = await session.call_tool("add", {"a": index, "b": 1})
+                    latencies.append(time.perf_counter() - started)
+                    assert not result.is_error
+                latencies.sort()
+                remaining = calls
+
+                async def worker() -> None:
+                    nonlocal remaining
+                    while remaining > 0:
+                        remaining -= 1
+                        await session.call_tool("add", {"a": 1, "b": 2})
+
+                started = time.perf_counter()
+                async with anyio.create_task_group() as tg:
+                    for _ in range(concurrency):
+                        tg.start_soon(worker)
+                elapsed = time.perf_counter() - started
+    return {
+        "p50_ms": statistics.median(latencies) * 1000,
+        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
+        "calls_per_s": calls / elapsed,
+    }
+
+
+async def list_all(url: str) -> tuple[int, float]:
+    async with httpx2.AsyncClient(timeout=30.0) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                await session.list_tools()
+                started = time.perf_counter()
+                count, cursor = 0, None
+                while True:
+                    page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                    count += len(page.tools)
+                    cursor = page.next_cursor
+                    if not cursor:
+                        return count, (time.perf_counter() - started) * 1000
+
+
+NODE_SCRIPT = """
+import sys, anyio
+sys.path.insert(0, sys.argv[1])
+from mcp_gateway import BenchTools
+from toolmesh.testing import running_node, test_settings
+
+async def serve():
+    settings = test_settings(sys.argv[2], prefix=sys.argv[3], heartbeat=1.0, catalog_ttl=5.0, max_payload=8 << 20)
+    async with running_node(settings, plugins=[BenchTools(int(sys.argv[4]))], load_entrypoints=False):
+        print("ready", flush=True)
+        await anyio.sleep_forever()
+
+anyio.run(serve, backend_options={"use_uvloop": True})
+"""
+
+
+class NodeProcess:
+    """A node serving ``BenchTools`` in its own process, as in a real deployment."""
+
+    def __init__(self, settings: Any, extra: int = 0) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", NODE_SCRIPT, str(Path(__file__).parent), settings.nats_url, settings.prefix,
+             str(extra)],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        )
+
+    def __enter__(self) -> NodeProcess:
+        assert self.process.stdout is not None
+        assert self.process.stdout.readline().strip() == "ready"
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.process.terminate()
+        self.process.wait()
+
+
+def gateway(settings: Any, port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "toolmesh.plugins.mcp", "serve", "--http", f"127.0.0.1:{port}",
+         "--nats", settings.nats_url, "--prefix", settings.prefix],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+
+
+async def main(calls: int, concurrency: int) -> dict[str, Any]:
+    report: dict[str, Any] = {"calls": calls, "concurrency": concurrency}
+    port = free_port()
+    direct = subprocess.Popen([sys.executable, "-c", DIRECT_SERVER, str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_for(port)
+        report["direct"] = await measure(f"http://127.0.0.1:{port}/mcp", calls, concurrency)
+    finally:
+        direct.terminate()
+        direct.wait()
+
+    with EmbeddedBroker(0) as broker:
+        settings = test_settings(broker.url, heartbeat=1.0, catalog_ttl=5.0)
+        with NodeProcess(settings):
+            port = free_port()
+            process = gateway(settings, port)
+            try:
+                wait_for(port)
+                report["gateway"] = await measure(f"http://127.0.0.1:{port}/mcp", calls, concurrency)
+            finally:
+                process.terminate()
+                process.wait()
+
+        big = test_settings(broker.url, heartbeat=1.0, catalog_ttl=5.0, max_payload=8 * 1024 * 1024)
+        with NodeProcess(big, extra=4999):
+            port = free_port()
+            process = gateway(big, port)
+            try:
+                wait_for(port)
+                count, elapsed = await list_all(f"http://127.0.0.1:{port}/mcp")
+                report["tools_list"] = {"tools": count, "ms": elapsed}
+            finally:
+                process.terminate()
+                process.wait()
+    report["throughput_ratio"] = report["gateway"]["calls_per_s"] / report["direct"]["calls_per_s"]
+    report["p50_ratio"] = report["gateway"]["p50_ms"] / report["direct"]["p50_ms"]
+    return report
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    options = parser.parse_args()
+    os.environ.setdefault("OTEL_SDK_DISABLED", "true")
+    print(json.dumps(anyio.run(main, options.calls, options.concurrency), indent=2))
