@@ -2,7 +2,8 @@
 
 Both sides run the same trivial TypeScript tool with the same deny-by-default
 flags.  The warm side goes through the whole in-process kernel pipeline
-(validation, events, secrets, log capture); the cold side is the least a
+(validation, events, secrets, log capture), and once more over NATS through
+a node (``mesh_*``); the cold side is the least a
 per-call design can do: one ``deno run`` process per call that imports the
 tool and prints its result.  Targets (issue 8): warm p50 ≤ 3 ms, warm
 throughput ≥ 20× the per-call-process throughput.
@@ -22,11 +23,16 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import msgspec
+
 import toolmesh
+from toolmesh.broker import EmbeddedBroker
 from toolmesh.contracts import ToolRequest
+from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.permissions import Profile
 from toolmesh.plugins.sandbox.worker import find_deno
+from toolmesh.testing import running_node, test_settings
 
 SOURCE = "export function execute(input: { a: number; b: number }) { return { sum: input.a + input.b } }\n"
 
@@ -101,7 +107,24 @@ async def main(calls: int, cold_calls: int, concurrency: int) -> dict[str, float
         finally:
             await kernel.stop()
 
+        # The same tool over NATS: client -> broker -> node -> warm pool and back.
+        with EmbeddedBroker(0) as broker:
+            mesh_settings = msgspec.structs.replace(test_settings(broker.url), plugins=settings.plugins, events=False)
+            async with running_node(mesh_settings, sources=[str(tool_file)], plugins=[sandbox], load_entrypoints=False):
+                async with Mesh(settings=mesh_settings) as mesh:
+
+                    async def over_mesh(i: int) -> object:
+                        result = await mesh.call("bench_add", {"a": i, "b": 1})
+                        assert result.structured_content == {"sum": i + 1}, result
+                        return result
+
+                    for i in range(200):
+                        await over_mesh(i)
+                    mesh_p50, mesh_p99 = await sequential(over_mesh, calls)
+                    mesh_rate = await throughput(over_mesh, calls, concurrency)
+
         deno = find_deno()
+        assert deno is not None, "install the deno package"
         # The same deny-by-default flags, minus the worker's control-socket allowance; --allow-read for the files.
         flags = [flag for flag in Profile(memory_mb=64).deno_arguments(1) if not flag.startswith(("--allow-net", "--deny-read"))]
         flags.append(f"--allow-read={folder}")
@@ -122,6 +145,9 @@ async def main(calls: int, cold_calls: int, concurrency: int) -> dict[str, float
         "warm_p50_ms": round(warm_p50, 3),
         "warm_p99_ms": round(warm_p99, 3),
         "warm_calls_per_s": round(warm_rate, 1),
+        "mesh_p50_ms": round(mesh_p50, 3),
+        "mesh_p99_ms": round(mesh_p99, 3),
+        "mesh_calls_per_s": round(mesh_rate, 1),
         "cold_p50_ms": round(cold_p50, 2),
         "cold_p99_ms": round(cold_p99, 2),
         "cold_calls_per_s": round(cold_rate, 2),

@@ -16,6 +16,23 @@ from .content import (
 from .errors import RETRYABLE_CODES, ErrorCode
 from .messages import Caller, ToolCallback, ToolError, ToolEvent, ToolRequest, ToolResult
 from .spec import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, ToolSpec
+from .tool_code import (
+    TOOL_CODE_SCHEMA,
+    TOOL_CODE_TAGS,
+    Breadcrumb,
+    BreadcrumbAccess,
+    BreadcrumbEvent,
+    CodeBootstrap,
+    CodeExample,
+    CodeLimits,
+    CodePermissions,
+    CodeSource,
+    CodeSubscription,
+    ToolCodeContext,
+    ToolCodeDocument,
+    UiConfigField,
+    UiSchema,
+)
 from .subjects import (
     DEFAULT_PREFIX,
     InvalidToolName,
@@ -26,6 +43,21 @@ from .subjects import (
 )
 
 __all__ = (
+    "TOOL_CODE_SCHEMA",
+    "TOOL_CODE_TAGS",
+    "Breadcrumb",
+    "BreadcrumbAccess",
+    "BreadcrumbEvent",
+    "CodeBootstrap",
+    "CodeExample",
+    "CodeLimits",
+    "CodePermissions",
+    "CodeSource",
+    "CodeSubscription",
+    "ToolCodeContext",
+    "ToolCodeDocument",
+    "UiConfigField",
+    "UiSchema",
     "DEFAULT_PREFIX",
     "RETRYABLE_CODES",
     "AudioContent",

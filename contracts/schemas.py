@@ -16,10 +16,21 @@ import msgspec
 from .catalog import NodeEntry
 from .messages import ToolCallback, ToolEvent, ToolRequest, ToolResult
 from .spec import ToolSpec
+from .tool_code import Breadcrumb, BreadcrumbEvent, ToolCodeDocument
 
 __all__ = ["WIRE_TYPES", "render", "wire_schemas", "write_schemas"]
 
-WIRE_TYPES: tuple[type, ...] = (ToolRequest, ToolResult, ToolEvent, ToolCallback, ToolSpec, NodeEntry)
+WIRE_TYPES: tuple[type, ...] = (
+    ToolRequest,
+    ToolResult,
+    ToolEvent,
+    ToolCallback,
+    ToolSpec,
+    NodeEntry,
+    ToolCodeDocument,
+    Breadcrumb,
+    BreadcrumbEvent,
+)
 """The types whose JSON form is public protocol."""
 
 _SCHEMA_ID = "https://toolmesh.dev/schemas/v1/{name}.schema.json"

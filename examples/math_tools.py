@@ -46,3 +46,15 @@ def statistics(values: Annotated[list[float], msgspec.Meta(min_length=1)]) -> Su
         min=min(values),
         max=max(values),
     )
+
+
+@toolmesh.tool(tags=["math"])
+async def total(values: list[int], context: toolmesh.CallContext) -> int:
+    """Sum integers by calling the `add` tool through the mesh (a tool that uses other tools)."""
+    result = 0
+    for value in values:
+        answer = await context.call_tool("add", {"a": result, "b": value})
+        if answer.is_error:
+            raise RuntimeError(f"add failed: {answer.error.message if answer.error else answer.text}")
+        result = answer.structured_content
+    return result

@@ -18,9 +18,11 @@ from toolmesh.contracts import ToolResult, encode
 
 from .config import Settings, load_settings
 from .errors import ToolmeshError
+from .logs import configure_logging
 from .mesh import Mesh
 from .node import Node
 from .plugin_manager import create_plugin_manager, describe_plugins
+from .telemetry_config import configure_telemetry
 
 __all__ = ["app", "main"]
 
@@ -89,11 +91,21 @@ def up(
     prefix: PrefixOption = None,
     name: Annotated[Optional[str], typer.Option("--name", help="Node name [default: host-pid-random]")] = None,
     max_concurrency: Annotated[Optional[int], typer.Option(help="Concurrent calls before 'unavailable'.")] = None,
+    metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus metrics on 127.0.0.1:PORT.")] = None,
+    log_format: Annotated[Optional[str], typer.Option(help="Log format: text or json.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Start a node serving the tools in SOURCES (an embedded NATS broker starts if none is given or running)."""
-    settings = _settings(nats_url=nats_url, port=port, prefix=prefix, node_name=name, max_concurrency=max_concurrency)
+    settings = _settings(
+        nats_url=nats_url, port=port, prefix=prefix, node_name=name, max_concurrency=max_concurrency,
+        metrics_port=metrics_port, log_format=log_format,
+    )
     started = time.perf_counter()
+    configure_logging(settings.log_format, settings.log_level)
+    try:
+        configure_telemetry("toolmesh-node", metrics_port=settings.metrics_port)
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
     node = Node(settings=settings, sources=sources or [])
     unclaimed = node.kernel.unclaimed_sources(node.sources)
     if unclaimed:
@@ -231,6 +243,8 @@ def call(
         async with Mesh(settings=settings) as mesh:
             return await mesh.call(name, payload, timeout=timeout)
 
+    configure_telemetry("toolmesh-client")
+
     try:
         result = _run(send)
     except ToolmeshError as exc:
@@ -327,6 +341,36 @@ def top(
         print(json.dumps({name: dict(zip(("calls_per_s", "p50_ms", "p99_ms", "errors", "cache_hit_rate",
                                           "in_flight", "total"), model.row(figures)))
                           for name, figures in model.tools.items()}))
+
+
+# ------------------------------------------------------------------ bench
+
+
+@app.command()
+def bench(
+    out_dir: Annotated[str, typer.Option("--out", help="Folder for report.md and the PNG plots.")] = "bench-report",
+    quick: Annotated[bool, typer.Option("--quick", help="A short run (seconds) for a first look.")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Measure call latency, throughput vs concurrency and scaling; write a Markdown report with plots."""
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from .benchmark import run_suite, steps, write_report
+
+    with Progress(console=err, transient=as_json) as progress:
+        tasks = {name: progress.add_task(name, total=total) for name, total in steps(quick).items()}
+        results = _run(lambda: run_suite(quick=quick, progress=lambda name, amount: progress.advance(tasks[name], amount)))
+    try:
+        path = write_report(results, Path(out_dir))
+    except ImportError:
+        raise _fail("plots need matplotlib: pip install 'toolmesh[bench]'") from None
+    if as_json:
+        print(json.dumps({"report": str(path), "latency": results.summary(),
+                          "throughput": results.throughput_by_concurrency, "scaling": results.scaling}))
+    else:
+        err.print(f"report written to {path}")
 
 
 # ------------------------------------------------------------------ plugins

@@ -10,7 +10,7 @@ import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -57,6 +57,12 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """How long a stopping node waits for in-flight calls."""
     events: bool = True
     """Publish ``tool.event.*`` messages."""
+    log_format: Literal["text", "json"] = "text"
+    """Log lines as text or as JSON objects (with trace ids)."""
+    log_level: str = "INFO"
+    """Lowest level logged."""
+    metrics_port: int | None = None
+    """Serve Prometheus metrics on this loopback port (needs ``toolmesh[prometheus]``)."""
     plugins: dict[str, Any] = msgspec.field(default_factory=dict)
     """Plugin tables of ``toolmesh.toml``, by name."""
 

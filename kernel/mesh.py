@@ -200,7 +200,12 @@ class Mesh:
         timeout = request.timeout if request.timeout is not None else self.settings.default_timeout
         wait = timeout + _REPLY_GRACE
         started = time.monotonic()
-        with tool_span(request.tool, request.id, kind=SpanKind.CLIENT):
+        with tool_span(
+            request.tool,
+            request.id,
+            kind=SpanKind.CLIENT,
+            **{"messaging.destination.name": subject, "messaging.operation.type": "send"},
+        ):
             while True:
                 try:
                     reply = await nc.request(subject, payload, timeout=wait, headers=inject_headers())

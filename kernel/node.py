@@ -304,9 +304,18 @@ class Node:
             if isinstance(request, ToolResult):
                 result = request
             else:
-                with tool_span(tool, request.id, kind=SpanKind.SERVER, parent=extract_context(msg.headers)):
+                with tool_span(
+                    tool,
+                    request.id,
+                    kind=SpanKind.SERVER,
+                    parent=extract_context(msg.headers),
+                    **{"messaging.destination.name": msg.subject, "messaging.operation.type": "process",
+                       "toolmesh.node": self.name},
+                ) as span:
                     channel = NatsCallbackChannel(self.nc, request.callback, request.id) if request.callback else None
                     result = await self.kernel.call(request, call_tool=self._nested_call(request), channel=channel)
+                    if result.is_error and result.error is not None:
+                        span.set_attribute("error.type", result.error.code.value)
             await self._respond(msg, result)
         except Exception:  # noqa: BLE001 - one bad call must not take the node down
             _log.exception("serving %s failed", tool)

@@ -22,7 +22,7 @@ _tracer = trace.get_tracer("toolmesh")
 
 def inject_headers(headers: dict[str, str] | None = None) -> dict[str, str] | None:
     """Add the current trace context (``traceparent``) to ``headers``; ``None`` when there is none."""
-    if not tracing_enabled():
+    if not tracing_enabled() or not trace.get_current_span().get_span_context().is_valid:
         return headers or None
     carrier: dict[str, str] = dict(headers or {})
     propagate.inject(carrier)
@@ -40,7 +40,15 @@ def extract_context(headers: dict[str, str] | None) -> otel_context.Context | No
 
 
 _RECHECK_SECONDS = 1.0
-_state = {"enabled": False, "checked_at": float("-inf")}
+_state: dict[str, Any] = {"enabled": False, "never_samples": False, "checked_at": float("-inf")}
+
+
+def _never_samples(provider: Any) -> bool:
+    # An SDK whose sampler is always off (alone or behind ParentBased) records
+    # nothing unless a sampled parent arrives: skip span work in that case.
+    sampler = getattr(provider, "sampler", None)
+    root = getattr(sampler, "_root", sampler)
+    return getattr(root, "get_description", lambda: "")() == "AlwaysOffSampler"
 
 
 def tracing_enabled() -> bool:
@@ -57,7 +65,17 @@ def tracing_enabled() -> bool:
     _state["checked_at"] = now
     provider = trace.get_tracer_provider()
     _state["enabled"] = not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
+    _state["never_samples"] = _state["enabled"] and _never_samples(provider)
     return bool(_state["enabled"])
+
+
+def _wants_span(parent: otel_context.Context | None) -> bool:
+    if not tracing_enabled():
+        return False
+    if not _state["never_samples"]:
+        return True
+    context = trace.get_current_span(parent).get_span_context()
+    return context.is_valid and context.trace_flags.sampled
 
 
 @contextmanager
@@ -65,7 +83,7 @@ def tool_span(
     tool: str, call_id: str, *, kind: trace.SpanKind, parent: otel_context.Context | None = None, **attributes: Any
 ) -> Iterator[trace.Span]:
     """A span named ``execute_tool {tool}`` with the GenAI tool attributes (nothing when tracing is off)."""
-    if not tracing_enabled():
+    if not _wants_span(parent):
         yield trace.INVALID_SPAN
         return
     with _tracer.start_as_current_span(
@@ -87,8 +105,8 @@ _NO_SPAN = nullcontext()
 
 
 def step_span(step: str, tool: str) -> AbstractContextManager[Any]:
-    """A child span ``toolmesh.<step> {tool}`` for one pipeline step (a shared no-op when tracing is off)."""
-    if not tracing_enabled():
+    """A child span ``toolmesh.<step> {tool}`` of a recording call span (else a shared no-op)."""
+    if not tracing_enabled() or not trace.get_current_span().is_recording():
         return _NO_SPAN
     return _tracer.start_as_current_span(
         f"toolmesh.{step} {tool}", attributes={"toolmesh.pipeline.step": step, "gen_ai.tool.name": tool}

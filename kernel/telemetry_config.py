@@ -1,0 +1,123 @@
+"""Turn on OpenTelemetry export for a process from the standard ``OTEL_*`` environment.
+
+- ``OTEL_TRACES_EXPORTER=otlp`` / ``OTEL_METRICS_EXPORTER=otlp`` (or an
+  ``OTEL_EXPORTER_OTLP_ENDPOINT``) export over OTLP/HTTP — ``pip install
+  'toolmesh[otlp]'``; the SDK reads the usual ``OTEL_EXPORTER_OTLP_*`` and
+  ``OTEL_TRACES_SAMPLER`` variables itself.
+- ``TOOLMESH_TRACE_FILE=PATH`` appends finished spans to PATH as JSON lines
+  (handy for debugging and used by the test suite).
+- ``metrics_port`` (``toolmesh up --metrics-port N``) serves Prometheus
+  metrics on ``http://127.0.0.1:N/metrics`` — ``pip install 'toolmesh[prometheus]'``.
+
+Nothing is configured when none of these is set, and the instrumentation in
+``toolmesh.telemetry`` / ``toolmesh.metrics`` then costs next to nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from opentelemetry import metrics, trace
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
+from opentelemetry.sdk.resources import SERVICE_NAME, Resource
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+from .errors import ConfigError
+
+__all__ = ["JsonLinesSpanExporter", "configure_telemetry"]
+
+TRACE_FILE_ENV = "TOOLMESH_TRACE_FILE"
+
+
+class JsonLinesSpanExporter(SpanExporter):
+    """Appends each finished span to a file as one JSON object per line."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._lock = threading.Lock()
+
+    def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
+        lines = []
+        for span in spans:
+            context = span.get_span_context()
+            lines.append(
+                json.dumps(
+                    {
+                        "name": span.name,
+                        "trace_id": f"{context.trace_id:032x}",
+                        "span_id": f"{context.span_id:016x}",
+                        "parent_span_id": f"{span.parent.span_id:016x}" if span.parent else None,
+                        "kind": span.kind.name,
+                        "start": span.start_time,
+                        "end": span.end_time,
+                        "status": span.status.status_code.name,
+                        "attributes": dict(span.attributes or {}),
+                        "service": (span.resource.attributes or {}).get(SERVICE_NAME),
+                    },
+                    default=str,
+                )
+            )
+        with self._lock, self.path.open("a", encoding="utf-8") as file:
+            file.write("".join(line + "\n" for line in lines))
+        return SpanExportResult.SUCCESS
+
+
+def _otlp(kind: str):  # noqa: ANN202 - returns an exporter class from an optional package
+    try:
+        if kind == "traces":
+            from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+
+            return OTLPSpanExporter
+        from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+
+        return OTLPMetricExporter
+    except ImportError as exc:
+        raise ConfigError(
+            f"OTLP {kind} export was asked for but the exporter is not installed: pip install 'toolmesh[otlp]'"
+        ) from exc
+
+
+def configure_telemetry(
+    service_name: str = "toolmesh", *, metrics_port: int | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """Install SDK providers as the environment asks; returns whether anything was configured."""
+    env = os.environ if env is None else env
+    resource = Resource.create({SERVICE_NAME: env.get("OTEL_SERVICE_NAME", service_name)})
+    endpoint = bool(env.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
+    configured = False
+
+    span_exporters: list[SpanExporter] = []
+    if env.get("OTEL_TRACES_EXPORTER", "otlp" if endpoint else "none") == "otlp":
+        span_exporters.append(_otlp("traces")())
+    if env.get(TRACE_FILE_ENV):
+        span_exporters.append(JsonLinesSpanExporter(env[TRACE_FILE_ENV]))
+    if span_exporters:
+        provider = TracerProvider(resource=resource)
+        for exporter in span_exporters:
+            provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=200))
+        trace.set_tracer_provider(provider)
+        configured = True
+
+    readers: list[MetricReader] = []
+    if env.get("OTEL_METRICS_EXPORTER", "otlp" if endpoint else "none") == "otlp":
+        readers.append(PeriodicExportingMetricReader(_otlp("metrics")()))
+    if metrics_port is not None:
+        try:
+            from opentelemetry.exporter.prometheus import PrometheusMetricReader
+            from prometheus_client import start_http_server
+        except ImportError as exc:
+            raise ConfigError(
+                "--metrics-port needs the Prometheus exporter: pip install 'toolmesh[prometheus]'"
+            ) from exc
+        start_http_server(metrics_port, addr="127.0.0.1")
+        readers.append(PrometheusMetricReader())
+    if readers:
+        metrics.set_meter_provider(MeterProvider(resource=resource, metric_readers=readers))
+        configured = True
+    return configured

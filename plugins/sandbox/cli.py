@@ -1,0 +1,178 @@
+"""``toolmesh sandbox``: run code tools and their examples locally, without a mesh."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Annotated, Any, Optional
+
+import anyio
+import msgspec
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from toolmesh import Kernel, Settings, ToolmeshError, load_settings
+from toolmesh.contracts import ToolRequest, ToolResult, encode
+
+from .breadcrumbs import NatsBreadcrumbs
+from .document import find_documents, load_sources
+from .service import document_id
+from .selftest import ExampleOutcome, run_examples
+
+__all__ = ["sandbox_app"]
+
+sandbox_app = typer.Typer(help="Code tools (tool.code.v1) in the Deno sandbox.", no_args_is_help=True)
+_out = Console()
+_err = Console(stderr=True, soft_wrap=True)
+
+
+def _kernel(settings: Settings) -> Kernel:
+    from toolmesh.plugins import sandbox
+
+    # Local runs exercise the tools asked for: no bootstrap side effects at start.
+    table = {**settings.plugins.get("sandbox", {}), "bootstrap": False}
+    settings = msgspec.structs.replace(settings, plugins={**settings.plugins, "sandbox": table})
+    return Kernel([sandbox], settings=settings, load_entrypoints=False)
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    _err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
+    return typer.Exit(code)
+
+
+def _paths(paths: list[str]) -> list[str]:
+    missing = [path for path in paths if not find_documents(path)]
+    if missing:
+        raise _fail(f"no *.tool.json document at {', '.join(missing)}")
+    return paths
+
+
+@sandbox_app.command("test")
+def test_command(
+    paths: Annotated[list[str], typer.Argument(help="Tool files or folders of *.tool.json files.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Run every tool's examples and report mismatches; exits 1 when any fails."""
+    settings = _load()
+
+    async def main() -> list[ExampleOutcome]:
+        kernel = _kernel(settings)
+        try:
+            await kernel.start(_paths(paths))
+            return await run_examples(kernel)
+        finally:
+            await kernel.stop()
+
+    outcomes = _run(main)
+    failed = [outcome for outcome in outcomes if outcome.problem]
+    if as_json:
+        print(json.dumps({"passed": len(outcomes) - len(failed), "failed": len(failed), "outcomes": [
+            {"tool": o.tool, "example": o.index, "description": o.description, "problem": o.problem} for o in outcomes
+        ]}))
+    else:
+        for outcome in outcomes:
+            label = "load" if outcome.index < 0 else f"example {outcome.index}"
+            if outcome.problem:
+                _out.print(f"[red]FAIL[/] {escape(outcome.tool)} {label}: {escape(outcome.problem)}", highlight=False)
+            else:
+                _out.print(f"[green]ok[/]   {escape(outcome.tool)} {label} {escape(outcome.description)}", highlight=False)
+        _out.print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed", highlight=False)
+    if failed:
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("run")
+def run_command(
+    path: Annotated[str, typer.Argument(help="A *.tool.json file (or a folder; then --tool picks one).")],
+    input_json: Annotated[str, typer.Option("--input", help="The input as a JSON object.")] = "{}",
+    tool: Annotated[Optional[str], typer.Option("--tool", help="Tool name when PATH holds several.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole ToolResult as JSON.")] = False,
+) -> None:
+    """Run one tool locally with --input and print its result and console output; exits 1 on error."""
+    try:
+        arguments = json.loads(input_json)
+    except ValueError as exc:
+        raise _fail(f"--input is not valid JSON ({exc}); e.g. --input '{{\"a\": 1}}'") from None
+    if not isinstance(arguments, dict):
+        raise _fail(f"--input must be a JSON object, got {type(arguments).__name__}")
+    settings = _load()
+
+    async def main() -> ToolResult:
+        kernel = _kernel(settings)
+        try:
+            await kernel.start(_paths([path]))
+            names = [spec.name for spec in kernel.tools]
+            name = tool or (names[0] if len(names) == 1 else None)
+            if name is None:
+                raise _fail(f"{path} holds {len(names)} tools ({', '.join(names)}); pick one with --tool")
+            result = await kernel.call(ToolRequest(id="run", tool=name, arguments=arguments))
+            return result
+        finally:
+            await kernel.stop()
+
+    # The tool's console output reaches the "toolmesh.tool" log: show it on stderr.
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("log %(levelname)s %(message)s"))
+    tool_log = logging.getLogger("toolmesh.tool")
+    tool_log.addHandler(handler)
+    tool_log.setLevel(logging.DEBUG)
+    try:
+        result = _run(main)
+    finally:
+        tool_log.removeHandler(handler)
+    if as_json:
+        print(encode(result).decode())
+    elif result.is_error and result.error is not None:
+        _err.print(f"[bold red]{result.error.code.value}:[/] {escape(result.error.message)}", highlight=False)
+    else:
+        _out.print_json(data=msgspec.to_builtins(result.structured_content))
+    if result.is_error:
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("publish")
+def publish_command(
+    paths: Annotated[list[str], typer.Argument(help="Tool files or folders of *.tool.json files.")],
+    nats_url: Annotated[Optional[str], typer.Option("--nats", envvar="TOOLMESH_NATS_URL", help="NATS URL of the mesh.")] = None,
+    prefix: Annotated[Optional[str], typer.Option("--prefix", help="Subject prefix of the mesh.")] = None,
+) -> None:
+    """Publish documents on the mesh; nodes with [sandbox] mesh_tools = true serve them."""
+    try:
+        settings = load_settings({"nats_url": nats_url, "prefix": prefix})
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+    tools, problems = load_sources(_paths(paths))
+    if problems:
+        raise _fail("refused, nothing published:\n" + "\n".join(f"  {problem}" for problem in problems))
+
+    async def main() -> None:
+        from toolmesh.mesh import connect_nats
+
+        nc = await connect_nats(settings.connect_url, name="toolmesh sandbox publish")
+        try:
+            store = await NatsBreadcrumbs.open(nc, settings.prefix)
+            for tool in tools:
+                document = msgspec.to_builtins(tool.document)
+                del document["schema_name"]
+                await store.put(document_id(tool.name), {"schema_name": "tool.code.v1", **document})
+                _out.print(f"published {escape(tool.name)} as {escape(document_id(tool.name))}", highlight=False)
+            await nc.flush()
+        finally:
+            await nc.close()
+
+    _run(main)
+
+
+def _load() -> Settings:
+    try:
+        return load_settings()
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _run(main: Any) -> Any:
+    try:
+        return anyio.run(main)
+    except ToolmeshError as exc:
+        raise _fail(str(exc)) from None
