@@ -8,6 +8,7 @@ cannot contain, which makes decoding exact.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -46,6 +47,7 @@ def is_valid_tool_name(name: str) -> bool:
     return TOOL_NAME_PATTERN.fullmatch(name) is not None
 
 
+@functools.lru_cache(maxsize=65536)
 def encode_token(name: str) -> str:
     """Encode a tool name as one subject token; raises ``InvalidToolName`` for bad names."""
     if not is_valid_tool_name(name):

@@ -8,8 +8,7 @@ call here is a cheap no-op.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -78,15 +77,16 @@ def _wants_span(parent: otel_context.Context | None) -> bool:
     return context.is_valid and context.trace_flags.sampled
 
 
-@contextmanager
+_NO_TOOL_SPAN = nullcontext(trace.INVALID_SPAN)
+
+
 def tool_span(
     tool: str, call_id: str, *, kind: trace.SpanKind, parent: otel_context.Context | None = None, **attributes: Any
-) -> Iterator[trace.Span]:
-    """A span named ``execute_tool {tool}`` with the GenAI tool attributes (nothing when tracing is off)."""
+) -> AbstractContextManager[trace.Span]:
+    """A span named ``execute_tool {tool}`` with the GenAI tool attributes (a shared no-op when tracing is off)."""
     if not _wants_span(parent):
-        yield trace.INVALID_SPAN
-        return
-    with _tracer.start_as_current_span(
+        return _NO_TOOL_SPAN
+    return _tracer.start_as_current_span(
         f"execute_tool {tool}",
         context=parent,
         kind=kind,
@@ -97,8 +97,7 @@ def tool_span(
             "messaging.system": "nats",
             **attributes,
         },
-    ) as span:
-        yield span
+    )
 
 
 _NO_SPAN = nullcontext()
