@@ -24,10 +24,9 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types as types
+import toolmesh
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
-
-import toolmesh
 from toolmesh import CallContext
 from toolmesh.broker import EmbeddedBroker
 from toolmesh.contracts import ToolSpec
@@ -53,11 +52,29 @@ class BenchTools:
     """``add`` plus ``extra`` filler tools, without depending on another plugin."""
 
     def __init__(self, extra: int = 0) -> None:
-        schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}
-        self.specs = [ToolSpec(name="add", description="Add two integers.", input_schema=schema,
-                               output_schema={"type": "integer"}, source="bench")]
-        self.specs += [ToolSpec(name=f"tool_{index:05d}", description=f"Filler tool {index}.", input_schema=schema,
-                                source="bench") for index in range(extra)]
+        schema = {
+            "type": "object",
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+        }
+        self.specs = [
+            ToolSpec(
+                name="add",
+                description="Add two integers.",
+                input_schema=schema,
+                output_schema={"type": "integer"},
+                source="bench",
+            )
+        ]
+        self.specs += [
+            ToolSpec(
+                name=f"tool_{index:05d}",
+                description=f"Filler tool {index}.",
+                input_schema=schema,
+                source="bench",
+            )
+            for index in range(extra)
+        ]
 
     @toolmesh.hookimpl
     def toolmesh_discover_tools(self, kernel: toolmesh.Kernel, sources: list[str]) -> list[ToolSpec]:
@@ -130,7 +147,9 @@ async def list_all(url: str) -> tuple[int, float]:
                 started = time.perf_counter()
                 count, cursor = 0, None
                 while True:
-                    page = await session.list_tools(params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+                    page = await session.list_tools(
+                        params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                    )
                     count += len(page.tools)
                     cursor = page.next_cursor
                     if not cursor:
@@ -158,9 +177,18 @@ class NodeProcess:
 
     def __init__(self, settings: Any, extra: int = 0) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-c", NODE_SCRIPT, str(Path(__file__).parent), settings.nats_url, settings.prefix,
-             str(extra)],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            [
+                sys.executable,
+                "-c",
+                NODE_SCRIPT,
+                str(Path(__file__).parent),
+                settings.nats_url,
+                settings.prefix,
+                str(extra),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
 
     def __enter__(self) -> NodeProcess:
@@ -173,19 +201,87 @@ class NodeProcess:
         self.process.wait()
 
 
-def gateway(settings: Any, port: int) -> subprocess.Popen[bytes]:
+async def raw_list_all(url: str) -> tuple[int, float]:
+    """The same listing with a plain JSON-RPC client: the gateway's own cost, without SDK client validation."""
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-11-25",
+    }
+    async with httpx2.AsyncClient(timeout=30.0) as http:
+
+        async def rpc(message: dict[str, Any]) -> dict[str, Any]:
+            response = await http.post(url, content=json.dumps(message), headers=headers)
+            headers.setdefault("mcp-session-id", response.headers.get("mcp-session-id", ""))
+            for line in response.text.splitlines():
+                if line.startswith("data:") and line[5:].strip():
+                    return json.loads(line[5:])
+            return response.json() if response.content else {}
+
+        await rpc(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "bench", "version": "1"},
+                },
+            }
+        )
+        await http.post(
+            url,
+            content=json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            headers=headers,
+        )
+        await rpc({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        started = time.perf_counter()
+        count, cursor = 0, None
+        while True:
+            page = (
+                await rpc(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 2,
+                        "method": "tools/list",
+                        "params": {"cursor": cursor} if cursor else {},
+                    }
+                )
+            )["result"]
+            count += len(page["tools"])
+            cursor = page.get("nextCursor")
+            if not cursor:
+                return count, (time.perf_counter() - started) * 1000
+
+
+def gateway(settings: Any, port: int, *extra: str) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "toolmesh.plugins.mcp", "serve", "--http", f"127.0.0.1:{port}",
-         "--nats", settings.nats_url, "--prefix", settings.prefix],
-        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "toolmesh.plugins.mcp",
+            "serve",
+            "--http",
+            f"127.0.0.1:{port}",
+            "--nats",
+            settings.nats_url,
+            "--prefix",
+            settings.prefix,
+            *extra,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
 
 
-async def main(calls: int, concurrency: int) -> dict[str, Any]:
-    report: dict[str, Any] = {"calls": calls, "concurrency": concurrency}
+async def main(calls: int, concurrency: int, page_size: int) -> dict[str, Any]:
+    report: dict[str, Any] = {"calls": calls, "concurrency": concurrency, "page_size": page_size}
     port = free_port()
-    direct = subprocess.Popen([sys.executable, "-c", DIRECT_SERVER, str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    direct = subprocess.Popen(
+        [sys.executable, "-c", DIRECT_SERVER, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         wait_for(port)
         report["direct"] = await measure(f"http://127.0.0.1:{port}/mcp", calls, concurrency)
@@ -208,11 +304,13 @@ async def main(calls: int, concurrency: int) -> dict[str, Any]:
         big = test_settings(broker.url, heartbeat=1.0, catalog_ttl=5.0, max_payload=8 * 1024 * 1024)
         with NodeProcess(big, extra=4999):
             port = free_port()
-            process = gateway(big, port)
+            process = gateway(big, port, "--page-size", str(page_size))
             try:
                 wait_for(port)
                 count, elapsed = await list_all(f"http://127.0.0.1:{port}/mcp")
-                report["tools_list"] = {"tools": count, "ms": elapsed}
+                raw_count, raw = await raw_list_all(f"http://127.0.0.1:{port}/mcp")
+                assert raw_count == count, (raw_count, count)
+                report["tools_list"] = {"tools": count, "sdk_client_ms": elapsed, "plain_client_ms": raw}
             finally:
                 process.terminate()
                 process.wait()
@@ -225,6 +323,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--page-size", type=int, default=1000, help="tools/list page size of the gateway")
     options = parser.parse_args()
     os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-    print(json.dumps(anyio.run(main, options.calls, options.concurrency), indent=2))
+    print(json.dumps(anyio.run(main, options.calls, options.concurrency, options.page_size), indent=2))

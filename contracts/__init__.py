@@ -4,7 +4,7 @@ Nothing here imports the kernel or a plugin; any client can depend on it alone.
 """
 
 from .catalog import NodeEntry
-from .codec import decode_callback, decode_event, decode_node_entry, decode_request, decode_result, encode
+from .codec import decode_callback, decode_cancel, decode_event, decode_node_entry, decode_request, decode_result, encode
 from .content import (
     AudioContent,
     ContentBlock,
@@ -14,7 +14,7 @@ from .content import (
     TextContent,
 )
 from .errors import RETRYABLE_CODES, ErrorCode
-from .messages import Caller, ToolCallback, ToolError, ToolEvent, ToolRequest, ToolResult
+from .messages import CancelRequest, Caller, ToolCallback, ToolError, ToolEvent, ToolRequest, ToolResult
 from .spec import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, ToolSpec
 from .tool_code import (
     TOOL_CODE_SCHEMA,
@@ -62,6 +62,7 @@ __all__ = (
     "RETRYABLE_CODES",
     "AudioContent",
     "CachePolicy",
+    "CancelRequest",
     "Caller",
     "ContentBlock",
     "EmbeddedResource",
@@ -82,6 +83,7 @@ __all__ = (
     "ToolResult",
     "ToolSpec",
     "decode_callback",
+    "decode_cancel",
     "decode_event",
     "decode_node_entry",
     "decode_request",

@@ -7,10 +7,11 @@ from typing import Any
 import msgspec
 
 from .catalog import NodeEntry
-from .messages import ToolCallback, ToolEvent, ToolRequest, ToolResult
+from .messages import CancelRequest, ToolCallback, ToolEvent, ToolRequest, ToolResult
 
 __all__ = [
     "decode_callback",
+    "decode_cancel",
     "decode_event",
     "decode_node_entry",
     "decode_request",
@@ -24,6 +25,7 @@ _result_decoder = msgspec.json.Decoder(ToolResult)
 _event_decoder = msgspec.json.Decoder(ToolEvent)
 _node_entry_decoder = msgspec.json.Decoder(NodeEntry)
 _callback_decoder = msgspec.json.Decoder(ToolCallback)
+_cancel_decoder = msgspec.json.Decoder(CancelRequest)
 
 
 def encode(value: Any) -> bytes:
@@ -54,3 +56,8 @@ def decode_node_entry(data: bytes) -> NodeEntry:
 def decode_callback(data: bytes) -> ToolCallback:
     """Decode a ``ToolCallback``."""
     return _callback_decoder.decode(data)
+
+
+def decode_cancel(data: bytes) -> CancelRequest:
+    """Decode a ``CancelRequest``."""
+    return _cancel_decoder.decode(data)

@@ -14,7 +14,7 @@ import msgspec
 from .content import ContentBlock, TextContent
 from .errors import ErrorCode
 
-__all__ = ["Caller", "ToolCallback", "ToolError", "ToolEvent", "ToolRequest", "ToolResult"]
+__all__ = ["CancelRequest", "Caller", "ToolCallback", "ToolError", "ToolEvent", "ToolRequest", "ToolResult"]
 
 
 class Caller(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
@@ -122,3 +122,9 @@ class ToolCallback(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
     kind: str
     request_id: str
     data: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class CancelRequest(msgspec.Struct, kw_only=True, frozen=True):
+    """Published on ``<prefix>.cancel`` when a caller gives up: the node serving ``id`` cancels it."""
+
+    id: str

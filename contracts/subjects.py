@@ -101,6 +101,11 @@ class Subjects:
         """A subscription subject for events, optionally of one kind and/or tool."""
         return f"{self.prefix}.event.{kind}.{encode_token(tool) if tool else '*'}"
 
+    @property
+    def cancel(self) -> str:
+        """Where callers announce that they gave up on a call (every node listens)."""
+        return f"{self.prefix}.cancel"
+
     def callback(self, client: str) -> str:
         """A caller's subject for ``ToolCallback`` messages of one call."""
         return f"{self.prefix}.callback.{client}"

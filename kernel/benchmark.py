@@ -160,34 +160,30 @@ def write_report(results: BenchResults, folder: Path) -> Path:
     summary = results.summary()
     base = summary["raw nats echo"]
 
-    figure, axes = plt.subplots(figsize=(7, 4))
-    for name, samples in results.latency_us.items():
-        axes.hist(samples, bins=60, alpha=0.6, label=name)
-    axes.set_xlabel("latency (µs)")
-    axes.set_ylabel("calls")
-    axes.set_title("Sequential call latency")
-    axes.legend()
-    figure.savefig(folder / "latency.png", dpi=100, bbox_inches="tight")
-    plt.close(figure)
+    def plot(filename: str, title: str, xlabel: str, ylabel: str, draw: Callable[[Any], None]) -> None:
+        figure, axes = plt.subplots(figsize=(7, 4))
+        draw(axes)
+        axes.set(title=title, xlabel=xlabel, ylabel=ylabel)
+        if axes.get_legend_handles_labels()[0]:
+            axes.legend()
+        figure.savefig(folder / filename, dpi=100, bbox_inches="tight")
+        plt.close(figure)
 
-    figure, axes = plt.subplots(figsize=(7, 4))
-    for name, rates in results.throughput_by_concurrency.items():
-        axes.plot(list(rates), list(rates.values()), marker="o", label=name)
-    axes.set_xscale("log", base=2)
-    axes.set_xlabel("calls in flight")
-    axes.set_ylabel("calls / s")
-    axes.set_title("Throughput vs concurrency")
-    axes.legend()
-    figure.savefig(folder / "throughput.png", dpi=100, bbox_inches="tight")
-    plt.close(figure)
+    def latency_histogram(axes: Any) -> None:
+        for name, samples in results.latency_us.items():
+            axes.hist(samples, bins=60, alpha=0.6, label=name)
 
-    figure, axes = plt.subplots(figsize=(7, 4))
-    axes.bar([str(count) for count in results.scaling], list(results.scaling.values()))
-    axes.set_xlabel("node processes")
-    axes.set_ylabel("calls / s (64 in flight)")
-    axes.set_title("Scaling over nodes")
-    figure.savefig(folder / "scaling.png", dpi=100, bbox_inches="tight")
-    plt.close(figure)
+    def throughput_lines(axes: Any) -> None:
+        for name, rates in results.throughput_by_concurrency.items():
+            axes.plot(list(rates), list(rates.values()), marker="o", label=name)
+        axes.set_xscale("log", base=2)
+
+    def scaling_bars(axes: Any) -> None:
+        axes.bar([str(count) for count in results.scaling], list(results.scaling.values()))
+
+    plot("latency.png", "Sequential call latency", "latency (µs)", "calls", latency_histogram)
+    plot("throughput.png", "Throughput vs concurrency", "calls in flight", "calls / s", throughput_lines)
+    plot("scaling.png", "Scaling over nodes", "node processes", "calls / s (64 in flight)", scaling_bars)
 
     lines = [
         "# toolmesh benchmark",

@@ -26,6 +26,7 @@ from nats.nuid import NUID
 from opentelemetry.trace import SpanKind
 
 from toolmesh.contracts import (
+    CancelRequest,
     Caller,
     ErrorCode,
     NodeEntry,
@@ -217,7 +218,12 @@ class Mesh:
                     names = [spec.name for spec in await self._safe_list_tools()]
                     error = UnknownTool(request.tool, close_names(request.tool, names))
                     return ToolResult.failure(request.id, request.tool, error.to_tool_error())
+                except anyio.get_cancelled_exc_class():
+                    with anyio.CancelScope(shield=True):
+                        await self._cancel(request.id)
+                    raise
                 except nats.errors.TimeoutError:
+                    await self._cancel(request.id)
                     return _local_failure(
                         request,
                         ErrorCode.TIMEOUT,
@@ -228,6 +234,13 @@ class Mesh:
             return decode_result(reply.data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return _local_failure(request, ErrorCode.INTERNAL, f"the node's reply is not a ToolResult: {exc}")
+
+    async def _cancel(self, request_id: str) -> None:
+        # The caller gave up: tell whichever node serves the call to stop it.
+        try:
+            await self._connection().publish(self.subjects.cancel, encode(CancelRequest(id=request_id)))
+        except Exception as exc:  # noqa: BLE001 - best effort; the node's own deadline still applies
+            _log.debug("cancel of %s not sent: %s", request_id, exc)
 
     # -------------------------------------------------------------- catalog
 

@@ -35,6 +35,7 @@ from toolmesh.contracts import (
     ToolRequest,
     ToolResult,
     ToolSpec,
+    decode_cancel,
     decode_request,
     encode,
 )
@@ -95,6 +96,8 @@ class Node:
         self._responder: ServiceResponder | None = None
         self._mesh: Mesh | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._serving: dict[str, asyncio.Task[None]] = {}
+        self._cancelled: set[str] = set()
         self._stop = anyio.Event()
         self._idle = anyio.Event()
         self._draining = False
@@ -150,6 +153,7 @@ class Node:
                     metadata={"prefix": self.subjects.prefix},
                 )
                 await self._responder.start()
+                await self.nc.subscribe(self.subjects.cancel, cb=self._on_cancel)
                 await self._publish_entry(changed=True)
                 background.start_soon(self._heartbeat)
                 task_status.started(self)
@@ -299,11 +303,13 @@ class Node:
         started = time.perf_counter_ns()
         tool = self.subjects.tool_from_request(msg.subject)
         result: ToolResult | None = None
+        request: ToolRequest | ToolResult | None = None
         try:
             request = self._decode(msg, tool)
             if isinstance(request, ToolResult):
                 result = request
             else:
+                self._serving[request.id] = asyncio.current_task()  # type: ignore[assignment]
                 with tool_span(
                     tool,
                     request.id,
@@ -317,9 +323,17 @@ class Node:
                     if result.is_error and result.error is not None:
                         span.set_attribute("error.type", result.error.code.value)
             await self._respond(msg, result)
+        except asyncio.CancelledError:
+            request_id = request.id if isinstance(request, ToolRequest) else None
+            if request_id is None or request_id not in self._cancelled:
+                raise  # the node itself is stopping
+            self._cancelled.discard(request_id)
+            await self.kernel.emit("cancelled", tool, request_id=request_id)
         except Exception:  # noqa: BLE001 - one bad call must not take the node down
             _log.exception("serving %s failed", tool)
         finally:
+            if isinstance(request, ToolRequest):
+                self._serving.pop(request.id, None)
             counters = self.endpoints.get(tool)
             if counters is not None:
                 error = result.error.code.value if result is not None and result.error else None
@@ -327,6 +341,16 @@ class Node:
             self.inflight -= 1
             if self.inflight == 0:
                 self._idle.set()
+
+    async def _on_cancel(self, msg: Msg) -> None:
+        try:
+            request_id = decode_cancel(msg.data).id
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        task = self._serving.get(request_id)
+        if task is not None:
+            self._cancelled.add(request_id)
+            task.cancel()
 
     def _decode(self, msg: Msg, tool: str) -> ToolRequest | ToolResult:
         if len(msg.data) > self.settings.max_payload:

@@ -1,42 +1,71 @@
 """Python tools plugin: ``@toolmesh.tool`` functions served on the mesh.
 
 Sources: ``package.module:attr``, ``package.module``, a ``.py`` file, a
-directory of them, tool objects passed in code, and the ``toolmesh.tools``
-entry-point group.  Schemas come from type hints (msgspec); sync functions
-run in worker threads, ``async def`` ones on the event loop.
+directory of them (and of packages), tools, lists of tools and modules passed
+in code, and the ``toolmesh.tools`` entry-point group (skipped when
+``entry_points = false`` in the ``[python]`` table of ``toolmesh.toml``).
+Schemas come from type hints (msgspec) and parameter descriptions from the
+docstring; sync functions run in worker threads, ``async def`` ones on the
+event loop.  A parameter annotated ``toolmesh.CallContext`` receives the
+call's context (a sync tool reaches its async methods with
+``anyio.from_thread.run``).
 """
 
 from __future__ import annotations
 
-import functools
+import inspect
 from collections.abc import Awaitable
 from typing import Any
 
-import anyio.to_thread
-import msgspec
-
-from toolmesh import CallContext, InvalidArguments, Kernel, ToolFunction, hookimpl
+from toolmesh import CallContext, Kernel, ToolFunction, ToolUnavailable, hookimpl
 from toolmesh.contracts import ToolSpec
 
-from .loader import claims, entry_point_tools, tools_from
+from .docstrings import split_docstring
+from .executor import PythonTool, run_tool
+from .loader import ENTRY_POINT_GROUP, claims, entry_point_tools, tools_from
 from .schema import Signature, describe_signature
 
-__all__ = ["SOURCE", "spec_for"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "SOURCE",
+    "PythonTool",
+    "Signature",
+    "python_tool",
+    "spec_for",
+    "toolmesh_claim_sources",
+    "toolmesh_discover_tools",
+    "toolmesh_execute_tool",
+]
 
 SOURCE = "python"
-"""``ToolSpec.source`` of the tools this plugin executes."""
+"""``ToolSpec.source`` of the tools this plugin executes, and its key in ``Kernel.plugin_state``."""
 
 
-def spec_for(tool: ToolFunction, signature: Signature) -> ToolSpec:
-    """The public spec of a Python tool."""
+def python_tool(tool: ToolFunction) -> PythonTool:
+    """Describe a ``@toolmesh.tool`` function; raises ``ToolDefinitionError`` for what JSON cannot carry."""
+    doc = inspect.getdoc(tool.function) or ""
+    _, parameter_docs = split_docstring(doc)
+    return PythonTool(tool, describe_signature(tool.name, tool.function, parameter_docs))
+
+
+def spec_for(python: PythonTool) -> ToolSpec:
+    """The public spec of a Python tool.
+
+    A description taken from the docstring loses its parameter section, which
+    lives on as the ``description`` of each input-schema property.
+    """
+    tool = python.tool
+    description = tool.description
+    if description == (inspect.getdoc(tool.function) or ""):
+        description, _ = split_docstring(description)
     return ToolSpec(
         name=tool.name,
-        description=tool.description,
+        description=description,
         title=tool.title,
         version=tool.version,
         tags=tool.tags,
-        input_schema=signature.input_schema,
-        output_schema=signature.output_schema,
+        input_schema=python.signature.input_schema,
+        output_schema=python.signature.output_schema,
         annotations=tool.annotations,
         meta=tool.meta,
         source=SOURCE,
@@ -48,8 +77,14 @@ def spec_for(tool: ToolFunction, signature: Signature) -> ToolSpec:
     )
 
 
-def _registry(kernel: Kernel) -> dict[str, tuple[ToolFunction, Signature]]:
-    return kernel.plugin_state.setdefault(SOURCE, {})
+def _definition(tool: ToolFunction) -> tuple[Any, ...]:
+    """Identifies one definition, so a tool reached twice (module and file, re-exports) counts once."""
+    code = getattr(tool.function, "__code__", None)
+    return (
+        (tool.name, code.co_filename, code.co_firstlineno)
+        if code is not None
+        else (tool.name, id(tool.function))
+    )
 
 
 @hookimpl
@@ -62,35 +97,35 @@ def toolmesh_discover_tools(kernel: Kernel, sources: list[Any]) -> list[ToolSpec
     tools = tools_from(sources)
     if kernel.settings.plugins.get(SOURCE, {}).get("entry_points", True):
         tools.extend(entry_point_tools())
-    registry = _registry(kernel)
-    registry.clear()
+    registry: dict[str, PythonTool] = {}
+    seen: set[tuple[Any, ...]] = set()
     specs = []
     for tool in tools:
-        signature = describe_signature(tool.name, tool.function, tool.description)
-        registry[tool.name] = (tool, signature)
-        specs.append(spec_for(tool, signature))
+        if _definition(tool) in seen:
+            continue
+        seen.add(_definition(tool))
+        python = python_tool(tool)
+        # the kernel keeps the first of two tools with one name (and reports the other); so do we
+        registry.setdefault(tool.name, python)
+        specs.append(spec_for(python))
+    # per kernel: the plugin module is shared by every kernel in the process
+    kernel.plugin_state[SOURCE] = registry
     return specs
 
 
 @hookimpl
-def toolmesh_execute_tool(spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> Awaitable[Any] | None:
+def toolmesh_execute_tool(
+    spec: ToolSpec, arguments: dict[str, Any], context: CallContext
+) -> Awaitable[Any] | None:
     if spec.source != SOURCE:
         return None
-    entry = _registry(context.kernel).get(spec.name)
-    if entry is None:
-        return None
-    return _run(*entry, arguments, context)
+    python = context.kernel.plugin_state.get(SOURCE, {}).get(spec.name)
+    if python is None:
+        return _not_loaded(spec.name)
+    return run_tool(python, arguments, context)
 
 
-async def _run(tool: ToolFunction, signature: Signature, arguments: dict[str, Any], context: CallContext) -> Any:
-    try:
-        converted = msgspec.convert(arguments, signature.arguments_type, strict=False)
-    except msgspec.ValidationError as exc:
-        raise InvalidArguments(f"invalid arguments for tool {tool.name!r}: {exc}") from exc
-    kwargs = {name: getattr(converted, name) for name in signature.arguments_type.__struct_fields__}
-    if signature.context_parameter is not None:
-        kwargs[signature.context_parameter] = context
-    if tool.is_async:
-        return await tool.function(**kwargs)
-    # abandon_on_cancel: the deadline returns the call at once; the thread finishes on its own.
-    return await anyio.to_thread.run_sync(functools.partial(tool.function, **kwargs), abandon_on_cancel=True)
+async def _not_loaded(name: str) -> Any:
+    raise ToolUnavailable(
+        f"Python tool {name!r} is not loaded on this kernel; restart the node with its source"
+    )

@@ -1,10 +1,21 @@
-"""Find ``@toolmesh.tool`` functions in modules, files, directories and entry points."""
+"""Find ``@toolmesh.tool`` functions in modules, files, directories and entry points.
+
+A directory contributes its public ``*.py`` files and its packages (folders
+with an ``__init__.py``, every public module in them); other folders are left
+to other plugins.  Files are imported under unique module names, so two
+folders may both hold a ``tools.py``, and afresh on every discovery.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
 import importlib.metadata
 import importlib.util
+import keyword
+import pkgutil
+import re
 import sys
 import types
 from collections.abc import Iterable, Iterator
@@ -18,30 +29,42 @@ __all__ = ["ENTRY_POINT_GROUP", "claims", "entry_point_tools", "tools_from"]
 ENTRY_POINT_GROUP = "toolmesh.tools"
 """Entry-point group whose members load to a tool, a list of tools, or a module of tools."""
 
+_MODULE_PREFIX = "toolmesh_tools_"
 
-def _is_module_reference(source: str) -> bool:
-    module, _, _ = source.partition(":")
-    if not module or "/" in module or module.endswith(".py"):
-        return False
+
+def _dotted(name: str) -> bool:
+    parts = name.split(".")
+    return all(part.isidentifier() and not keyword.iskeyword(part) for part in parts)
+
+
+def _importable(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
+    except Exception:  # noqa: BLE001 - a parent package failing to import means "not ours to serve"
         return False
 
 
 def claims(source: str) -> bool:
-    """True for sources this plugin serves: ``module:attr``, a module, a ``.py`` file, a directory."""
-    path = Path(source)
-    if path.is_dir() or (path.suffix == ".py" and path.is_file()):
+    """True for what this plugin serves: ``module:attr``, an importable module, a ``.py`` file, a directory.
+
+    ``.py`` paths and ``module:attr`` references are claimed even when they do
+    not resolve, so that loading reports exactly what is wrong with them.
+    """
+    if not source:
+        return False  # Path("") is the current directory, but nobody means that
+    if source.endswith(".py") or Path(source).is_dir():
         return True
-    return _is_module_reference(source)
+    module, colon, attribute = source.partition(":")
+    if colon:
+        return _dotted(module) and _dotted(attribute)
+    return _dotted(source) and _importable(source)
 
 
 def _collect(value: Any, origin: str) -> Iterator[ToolFunction]:
     if isinstance(value, ToolFunction):
         yield value
     elif isinstance(value, types.ModuleType):
-        for attribute in vars(value).values():
+        for attribute in list(vars(value).values()):
             if isinstance(attribute, ToolFunction):
                 yield attribute
     elif isinstance(value, (list, tuple)):
@@ -53,52 +76,112 @@ def _collect(value: Any, origin: str) -> Iterator[ToolFunction]:
         )
 
 
-def _import_file(path: Path) -> types.ModuleType:
-    name = f"toolmesh_tools_{abs(hash(str(path.resolve())))}_{path.stem}"
-    spec = importlib.util.spec_from_file_location(name, path)
+def _module_name(path: Path) -> str:
+    # unique per file (two folders may both hold "tools.py") and stable across reloads
+    digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+    stem = re.sub(r"\W", "_", path.stem)
+    return f"{_MODULE_PREFIX}{stem}_{digest}"
+
+
+def _execute(name: str, path: Path, package: Path | None = None) -> types.ModuleType:
+    """Run ``path`` as a fresh module ``name`` (a package when ``package`` is its folder)."""
+    locations = [str(package)] if package is not None else None
+    spec = importlib.util.spec_from_file_location(name, path, submodule_search_locations=locations)
     if spec is None or spec.loader is None:
         raise ToolDefinitionError(f"cannot load tools from {path}: not a Python file")
+    for stale in [module for module in sys.modules if module.startswith(name + ".")]:
+        del sys.modules[stale]  # submodules of an earlier load, so a reload sees edited files
     module = importlib.util.module_from_spec(spec)
+    # registered before running: dataclasses, msgspec and typing resolve names through sys.modules
     sys.modules[name] = module
-    folder = str(path.parent.resolve())
-    sys.path.insert(0, folder)  # sibling imports of the tool file
     try:
         spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - any error in user code is a definition error
-        del sys.modules[name]
+    except (Exception, SystemExit) as exc:  # a script calling sys.exit() must not stop the node
+        sys.modules.pop(name, None)
         raise ToolDefinitionError(f"cannot load tools from {path}: {type(exc).__name__}: {exc}") from exc
-    finally:
-        sys.path.remove(folder)
     return module
+
+
+@contextlib.contextmanager
+def _importable_folder(folder: Path) -> Iterator[None]:
+    """Put ``folder`` first on ``sys.path`` while its files load, so they can import their siblings."""
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
+
+
+def _import_file(path: Path) -> types.ModuleType:
+    """Execute a ``.py`` file as a fresh module, with its folder importable for sibling modules."""
+    path = path.resolve()
+    if not path.is_file():
+        raise ToolDefinitionError(f"cannot load tools from {path}: no such file")
+    with _importable_folder(path.parent):
+        return _execute(_module_name(path), path)
+
+
+def _import_package(folder: Path) -> list[types.ModuleType]:
+    """A package folder and every public module inside it, imported under a unique name."""
+    name = _module_name(folder)
+    modules = [_execute(name, folder / "__init__.py", package=folder)]
+    for found in pkgutil.walk_packages(modules[0].__path__, prefix=f"{name}."):
+        if found.name.rsplit(".", 1)[-1].startswith("_"):
+            continue
+        try:
+            modules.append(importlib.import_module(found.name))
+        except (Exception, SystemExit) as exc:
+            shown = folder.joinpath(*found.name.split(".")[1:])
+            shown = shown if found.ispkg else shown.with_suffix(".py")
+            raise ToolDefinitionError(f"cannot load tools from {shown}: {type(exc).__name__}: {exc}") from exc
+    return modules
+
+
+def _from_directory(folder: Path) -> Iterator[ToolFunction]:
+    """Tools of the public ``*.py`` files in ``folder`` and of its packages (folders with ``__init__.py``)."""
+    folder = folder.resolve()
+    with _importable_folder(folder):
+        for entry in sorted(folder.iterdir()):
+            if entry.name.startswith(("_", ".")):
+                continue
+            if entry.suffix == ".py" and entry.is_file():
+                yield from _collect(_import_file(entry), str(entry))
+            elif entry.is_dir() and (entry / "__init__.py").is_file():
+                for module in _import_package(entry):
+                    yield from _collect(module, str(entry))
+
+
+def _import_module(name: str) -> types.ModuleType:
+    try:
+        return importlib.import_module(name)
+    except (Exception, SystemExit) as exc:
+        raise ToolDefinitionError(
+            f"cannot load tools from module {name!r}: {type(exc).__name__}: {exc}"
+        ) from exc
 
 
 def _from_string(source: str) -> Iterator[ToolFunction]:
     path = Path(source)
     if path.is_dir():
-        for file in sorted(path.glob("*.py")):
-            if not file.name.startswith("_"):
-                yield from _collect(_import_file(file), str(file))
+        yield from _from_directory(path)
         return
-    if path.suffix == ".py":
+    if source.endswith(".py"):
         yield from _collect(_import_file(path), source)
         return
     module_name, _, attribute = source.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # noqa: BLE001
-        raise ToolDefinitionError(f"cannot import {module_name!r}: {type(exc).__name__}: {exc}") from exc
-    if not attribute:
-        yield from _collect(module, source)
-        return
-    try:
-        value = getattr(module, attribute)
-    except AttributeError:
-        raise ToolDefinitionError(f"module {module_name!r} has no attribute {attribute!r}") from None
+    value: Any = _import_module(module_name)
+    for part in attribute.split(".") if attribute else ():
+        try:
+            value = getattr(value, part)
+        except AttributeError:
+            raise ToolDefinitionError(
+                f"cannot load tools from {source!r}: {module_name} has no {attribute!r}"
+            ) from None
     yield from _collect(value, source)
 
 
 def tools_from(sources: Iterable[Any]) -> list[ToolFunction]:
-    """Every tool in ``sources`` (strings this plugin claims, or objects passed in code)."""
+    """Every tool in ``sources``: strings this plugin claims, or tools, lists and modules passed in code."""
     found: list[ToolFunction] = []
     for source in sources:
         if isinstance(source, str):
@@ -110,14 +193,20 @@ def tools_from(sources: Iterable[Any]) -> list[ToolFunction]:
 
 
 def entry_point_tools() -> list[ToolFunction]:
-    """Tools registered by installed packages under the ``toolmesh.tools`` entry-point group."""
+    """Tools that installed packages register under the ``toolmesh.tools`` entry-point group."""
     found: list[ToolFunction] = []
+    seen: set[tuple[str, str]] = set()
     for entry_point in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if (entry_point.name, entry_point.value) in seen:
+            continue  # the same distribution visible twice on sys.path
+        seen.add((entry_point.name, entry_point.value))
         try:
             value = entry_point.load()
-        except Exception as exc:  # noqa: BLE001
+        except (Exception, SystemExit) as exc:
             raise ToolDefinitionError(
-                f"entry point {entry_point.name!r} ({entry_point.value}) failed to load: {type(exc).__name__}: {exc}"
+                f"cannot load tools from entry point {entry_point.name!r} ({entry_point.value}):"
+                f" {type(exc).__name__}: {exc} (to skip entry points, set entry_points = false"
+                " in the [python] table of toolmesh.toml)"
             ) from exc
-        found.extend(_collect(value, f"entry point {entry_point.name!r}"))
+        found.extend(_collect(value, f"entry point {entry_point.name!r} ({entry_point.value})"))
     return found

@@ -217,3 +217,40 @@ async def test_callbacks_reach_the_caller_and_answers_reach_the_tool(toolmesh_se
     assert {callback.request_id for callback in received} == {answered.id}
     assert unanswerable.error.code == ErrorCode.UNAVAILABLE
     assert "accepts no callbacks" in unanswerable.error.message
+
+
+async def test_a_caller_that_gives_up_cancels_the_call_on_the_node(toolmesh_settings):
+    """When the caller is cancelled, the node cancels the running tool and reports a 'cancelled' event."""
+    stopped: list[str] = []
+
+    @toolmesh.tool
+    async def linger(seconds: float) -> float:
+        try:
+            await anyio.sleep(seconds)
+        except anyio.get_cancelled_exc_class():
+            stopped.append("cancelled")
+            raise
+        return seconds
+
+    async with running_node(toolmesh_settings, sources=[linger]) as node:
+        async with Mesh(settings=toolmesh_settings) as mesh:
+            kinds = []
+
+            async def follow() -> None:
+                async for event in mesh.events(tool="linger"):
+                    kinds.append(event.kind)
+                    if event.kind == "cancelled":
+                        return
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(follow)
+                await anyio.sleep(0.1)
+                with anyio.move_on_after(0.3):
+                    await mesh.call("linger", {"seconds": 5.0}, timeout=30)
+                with anyio.fail_after(5):
+                    while "cancelled" not in kinds:
+                        await anyio.sleep(0.05)
+            after = await mesh.call("linger", {"seconds": 0.01})
+    assert stopped == ["cancelled"]
+    assert kinds == ["started", "cancelled"]
+    assert after.structured_content == 0.01 and node.inflight == 0
