@@ -131,6 +131,9 @@ class EmbeddedBroker:
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,  # noqa: PLW1509
+            # Its own session: Ctrl-C in a terminal signals the whole foreground group, and the
+            # broker must outlive the node's drain; the node stops it explicitly afterwards.
+            start_new_session=True,
         )
         log.close()
         ports_file = self._workdir / f"{binary.name}_{self._process.pid}.ports"
