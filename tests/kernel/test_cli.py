@@ -108,3 +108,39 @@ def test_plugins_and_version():
     plugins = {plugin["name"] for plugin in json.loads(toolmesh("plugins", "--json").stdout)}
     assert {"python", "toolmesh.default_validation", "toolmesh.memory_cache"} <= plugins
     assert toolmesh("--version").stdout.startswith("toolmesh ")
+
+
+def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
+    """SIGINT to the node's whole process group (as a terminal's Ctrl-C does) still finishes accepted calls."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import threading
+
+    from tests.processes import ROOT
+
+    port = free_port()
+    node = subprocess.Popen(
+        [sys.executable, "-m", "toolmesh", "up", "examples/slow_tools.py", "--port", str(port), "--json"],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, start_new_session=True,
+    )
+    try:
+        assert json.loads(node.stdout.readline())["event"] == "ready"
+        results: list[subprocess.CompletedProcess[str]] = []
+        url = f"nats://127.0.0.1:{port}"
+        caller = threading.Thread(
+            target=lambda: results.append(toolmesh("call", "sleep", "-a", "seconds=1.0", "--json", "--nats", url))
+        )
+        caller.start()
+        import time
+
+        time.sleep(0.6)
+        os.killpg(node.pid, signal.SIGINT)
+        caller.join(timeout=30)
+        out, _ = node.communicate(timeout=30)
+    finally:
+        if node.poll() is None:
+            node.kill()
+    assert json.loads(results[0].stdout)["structured_content"] == 1.0
+    assert node.returncode == 0 and '"event": "stopped"' in out
