@@ -49,5 +49,4 @@ def test_wheel_declares_entry_points(wheel):
     text = wheel.read(entry_points).decode()
     assert "toolmesh = toolmesh.cli:main" in text
     assert "[toolmesh.plugins]" in text and "python = toolmesh.plugins.python" in text
-    assert "rune = toolmesh.plugins.rune" in text
     assert "[pytest11]" in text
