@@ -94,12 +94,12 @@ def test_unknown_argument_fails_at_creation() -> None:
 
 
 def test_env_limits_entry_point_plugins(monkeypatch: pytest.MonkeyPatch) -> None:
-    """TOOLMESH_PLUGINS=python loads the python plugin and blocks rune."""
+    """TOOLMESH_PLUGINS=python loads the python plugin and blocks sandbox."""
     monkeypatch.setenv(PLUGINS_ENV, "python")
     pm = create_plugin_manager()
     assert pm.get_plugin("python") is not None
-    assert pm.get_plugin("rune") is None
-    assert pm.is_blocked("rune")
+    assert pm.get_plugin("sandbox") is None
+    assert pm.is_blocked("sandbox")
 
 
 def test_env_names_are_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -107,7 +107,7 @@ def test_env_names_are_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(PLUGINS_ENV, " python , ,")
     pm = create_plugin_manager()
     assert pm.get_plugin("python") is not None
-    assert pm.is_blocked("rune")
+    assert pm.is_blocked("sandbox")
 
 
 def test_empty_env_loads_no_entry_points(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -257,7 +257,7 @@ def test_describe_plugins_names_distribution_and_skips_blocked(monkeypatch: pyte
     """An entry-point plugin shows its distribution and version; a blocked one is not listed."""
     monkeypatch.setenv(PLUGINS_ENV, "python")
     infos = {info.name: info for info in describe_plugins(create_plugin_manager())}
-    assert "rune" not in infos
+    assert "sandbox" not in infos
     assert infos["python"].distribution == "toolmesh"
     assert infos["python"].version == toolmesh.__version__
 
