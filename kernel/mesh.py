@@ -265,7 +265,8 @@ class Mesh:
     async def _safe_list_tools(self) -> list[ToolSpec]:
         try:
             return await self.list_tools()
-        except Exception:  # noqa: BLE001 - suggestions are a courtesy
+        except Exception as exc:  # noqa: BLE001 - suggestions are a courtesy
+            _log.debug("catalog unavailable for suggestions: %r", exc)
             return []
 
     # -------------------------------------------------------------- events

@@ -61,9 +61,9 @@ def _describe(issues: list[ValidationIssue]) -> str:
     return "; ".join(f"{issue.path}: {issue.message}" for issue in issues)
 
 
-async def _collect_issues(hook: Any, **kwargs: Any) -> list[ValidationIssue]:
+async def _collect_issues(kernel: Kernel, hook_name: str, **kwargs: Any) -> list[ValidationIssue]:
     issues: list[ValidationIssue] = []
-    for found in hook(**kwargs):
+    for found in kernel.call_all(hook_name, **kwargs):
         issues.extend(await await_maybe(found) or ())
     return issues
 
@@ -92,7 +92,7 @@ async def _decide(kernel: Kernel, spec: ToolSpec, context: CallContext) -> tuple
 
 async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> ToolResult:
     request = context.request
-    outcome = kernel.hook.toolmesh_execute_tool(spec=spec, arguments=arguments, context=context)
+    outcome = kernel.call_first("toolmesh_execute_tool", spec=spec, arguments=arguments, context=context)
     if outcome is None:
         raise ToolUnavailable(
             f"no installed plugin executes tools from {spec.source!r} (tool {spec.name!r});"
@@ -110,7 +110,7 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
         return result_from_value(request.id, spec.name, completed.result)
 
     with step_span("validate_arguments", spec.name):
-        issues = await _collect_issues(kernel.hook.toolmesh_validate_arguments, spec=spec, arguments=arguments)
+        issues = await _collect_issues(kernel, "toolmesh_validate_arguments", spec=spec, arguments=arguments)
     if issues:
         raise InvalidArguments(
             f"invalid arguments for tool {spec.name!r}: {_describe(issues)}",
@@ -119,8 +119,8 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
 
     cache_key = None
     if spec.cache is not None and spec.cache.enabled and request.cache is not False:
-        cache_key = kernel.hook.toolmesh_cache_key(spec=spec, arguments=arguments, context=context)
-        hit = await await_maybe(kernel.hook.toolmesh_cache_get(spec=spec, key=cache_key)) if cache_key else None
+        cache_key = kernel.call_first("toolmesh_cache_key", spec=spec, arguments=arguments, context=context)
+        hit = await await_maybe(kernel.call_first("toolmesh_cache_get", spec=spec, key=cache_key)) if cache_key else None
         if hit is not None:
             await kernel.emit("cache_hit", spec.name, request_id=request.id)
             return msgspec.structs.replace(hit, id=request.id, cached=True)
@@ -142,7 +142,7 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
 
     if not result.is_error:
         with step_span("validate_result", spec.name):
-            issues = await _collect_issues(kernel.hook.toolmesh_validate_result, spec=spec, result=result)
+            issues = await _collect_issues(kernel, "toolmesh_validate_result", spec=spec, result=result)
         if issues:
             raise ExecutionFailed(
                 f"tool {spec.name!r} returned a result that violates its output_schema: {_describe(issues)}",
@@ -150,9 +150,11 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
             )
         if cache_key is not None and all(
             verdict is not False
-            for verdict in kernel.hook.toolmesh_should_cache(spec=spec, arguments=arguments, result=result)
+            for verdict in kernel.call_all("toolmesh_should_cache", spec=spec, arguments=arguments, result=result)
         ):
-            for stored in kernel.hook.toolmesh_cache_put(spec=spec, key=cache_key, result=result, ttl=spec.cache.ttl):
+            for stored in kernel.call_all(
+                "toolmesh_cache_put", spec=spec, key=cache_key, result=result, ttl=spec.cache.ttl
+            ):
                 await await_maybe(stored)
     return result
 
