@@ -32,7 +32,7 @@ from .errors import (
 from .metrics import call_metrics
 from .plugin_manager import await_maybe
 from .results import result_from_value
-from .telemetry import step_span
+from .telemetry import recording, step_span
 from .validation import ValidationIssue
 
 if TYPE_CHECKING:
@@ -104,12 +104,13 @@ async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], co
 
 async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResult:
     request = context.request
-    with step_span("decide", spec.name):
+    traced = recording()
+    with step_span("decide", spec.name, traced):
         arguments, completed = await _decide(kernel, spec, context)
     if completed is not None:
         return result_from_value(request.id, spec.name, completed.result)
 
-    with step_span("validate_arguments", spec.name):
+    with step_span("validate_arguments", spec.name, traced):
         issues = await _collect_issues(kernel, "toolmesh_validate_arguments", spec=spec, arguments=arguments)
     if issues:
         raise InvalidArguments(
@@ -128,7 +129,7 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
     deadline = context.deadline
     try:
         with (
-            step_span("execute", spec.name),
+            step_span("execute", spec.name, traced),
             anyio.fail_after(max(0.0, deadline - time.monotonic()) if deadline is not None else None) as scope,
         ):
             result = await _execute(kernel, spec, arguments, context)
@@ -141,7 +142,7 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
         ) from None
 
     if not result.is_error:
-        with step_span("validate_result", spec.name):
+        with step_span("validate_result", spec.name, traced):
             issues = await _collect_issues(kernel, "toolmesh_validate_result", spec=spec, result=result)
         if issues:
             raise ExecutionFailed(

@@ -14,7 +14,7 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 
-__all__ = ["extract_context", "inject_headers", "step_span", "tool_span", "tracing_enabled"]
+__all__ = ["extract_context", "inject_headers", "recording", "step_span", "tool_span", "tracing_enabled"]
 
 _tracer = trace.get_tracer("toolmesh")
 
@@ -103,9 +103,14 @@ def tool_span(
 _NO_SPAN = nullcontext()
 
 
-def step_span(step: str, tool: str) -> AbstractContextManager[Any]:
-    """A child span ``toolmesh.<step> {tool}`` of a recording call span (else a shared no-op)."""
-    if not tracing_enabled() or not trace.get_current_span().is_recording():
+def recording() -> bool:
+    """True when the current call's span records (so its pipeline steps get spans too)."""
+    return tracing_enabled() and trace.get_current_span().is_recording()
+
+
+def step_span(step: str, tool: str, traced: bool) -> AbstractContextManager[Any]:
+    """A child span ``toolmesh.<step> {tool}`` when ``traced`` (see :func:`recording`), else a shared no-op."""
+    if not traced:
         return _NO_SPAN
     return _tracer.start_as_current_span(
         f"toolmesh.{step} {tool}", attributes={"toolmesh.pipeline.step": step, "gen_ai.tool.name": tool}
