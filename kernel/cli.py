@@ -12,10 +12,12 @@ import anyio
 import msgspec
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from toolmesh.contracts import ToolResult, encode
 
+from .cli_options import JsonOption, NatsOption, PrefixOption, error_console, fail
 from .config import Settings, load_settings
 from .errors import ToolmeshError
 from .logs import configure_logging
@@ -34,15 +36,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 out = Console()
-err = Console(stderr=True, soft_wrap=True)
-
-NatsOption = Annotated[
-    Optional[str],
-    typer.Option("--nats", envvar="TOOLMESH_NATS_URL", help="NATS URL of the mesh [default: nats://127.0.0.1:4222]"),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
-PrefixOption = Annotated[Optional[str], typer.Option("--prefix", help="Subject prefix of the mesh [default: tool]")]
-
+err = error_console
 
 def _run(main: Any, *args: Any) -> Any:
     try:
@@ -51,16 +45,11 @@ def _run(main: Any, *args: Any) -> Any:
         return anyio.run(main, *args)
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(code)
-
-
 def _settings(**overrides: Any) -> Settings:
     try:
         return load_settings(overrides)
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _version_callback(value: bool) -> None:
@@ -105,11 +94,11 @@ def up(
     try:
         configure_telemetry("toolmesh-node", metrics_port=settings.metrics_port)
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     node = Node(settings=settings, sources=sources or [])
     unclaimed = node.kernel.unclaimed_sources(node.sources)
     if unclaimed:
-        raise _fail(
+        raise fail(
             f"no installed plugin serves {', '.join(map(repr, unclaimed))}: give a directory, a .py/.rn file,"
             " or module:attr (see 'toolmesh plugins')",
             1,
@@ -162,7 +151,7 @@ def up(
     try:
         _run(serve)
     except ToolmeshError as exc:
-        raise _fail(str(exc), 1) from None
+        raise fail(str(exc), 1) from None
     if as_json:
         print(json.dumps({"event": "stopped", "node": node.name}), flush=True)
 
@@ -182,7 +171,7 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
     try:
         entries = _run(fetch)
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     from .catalog import merge_tools
 
     merged = merge_tools(entries)
@@ -208,7 +197,7 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
 def _parse_assignment(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     if not sep or not key:
-        raise _fail(f"-a {text!r} is not key=value (values are JSON when they parse, text otherwise)")
+        raise fail(f"-a {text!r} is not key=value (values are JSON when they parse, text otherwise)")
     try:
         return key, json.loads(raw)
     except ValueError:
@@ -234,9 +223,9 @@ def call(
         try:
             payload = json.loads(arguments)
         except ValueError as exc:
-            raise _fail(f"ARGUMENTS is not valid JSON ({exc}); e.g. '{{\"a\": 1}}' or use -a key=value") from None
+            raise fail(f"ARGUMENTS is not valid JSON ({exc}); e.g. '{{\"a\": 1}}' or use -a key=value") from None
         if not isinstance(payload, dict):
-            raise _fail(f"ARGUMENTS must be a JSON object, got {type(payload).__name__}")
+            raise fail(f"ARGUMENTS must be a JSON object, got {type(payload).__name__}")
     payload.update(dict(_parse_assignment(item) for item in arg or ()))
 
     async def send() -> ToolResult:
@@ -248,11 +237,11 @@ def call(
     try:
         result = _run(send)
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         print(encode(result).decode())
     elif result.is_error and result.error is not None:
-        err.print(f"[bold red]{result.error.code.value}:[/] {result.error.message}", highlight=False)
+        err.print(f"[bold red]{result.error.code.value}:[/] {escape(result.error.message)}", highlight=False)
     elif result.structured_content is not None and not isinstance(result.structured_content, str):
         out.print_json(data=result.structured_content)
     else:
@@ -301,7 +290,7 @@ def events(
     except KeyboardInterrupt:
         pass
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 # ------------------------------------------------------------------ top
@@ -336,7 +325,7 @@ def top(
     except KeyboardInterrupt:
         pass
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         print(json.dumps({name: dict(zip(("calls_per_s", "p50_ms", "p99_ms", "errors", "cache_hit_rate",
                                           "in_flight", "total"), model.row(figures)))
@@ -365,7 +354,7 @@ def bench(
     try:
         path = write_report(results, Path(out_dir))
     except ImportError:
-        raise _fail("plots need matplotlib: pip install 'toolmesh[bench]'") from None
+        raise fail("plots need matplotlib: pip install 'toolmesh[bench]'") from None
     if as_json:
         print(json.dumps({"report": str(path), "latency": results.summary(),
                           "throughput": results.throughput_by_concurrency, "scaling": results.scaling}))
@@ -382,7 +371,7 @@ def plugins(as_json: JsonOption = False) -> None:
     try:
         infos = describe_plugins(create_plugin_manager())
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if as_json:
         print(json.dumps([info.__dict__ for info in infos], indent=2))
         return

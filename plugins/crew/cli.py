@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 import anyio
 import typer
 from toolmesh import Mesh, ToolmeshError, load_settings
+from toolmesh.cli_options import NatsOption, PrefixOption
 
 from .replay import ReplayStep, ScriptError, read_script, replay
 from .tool_usage import ToolUsage
@@ -51,10 +52,8 @@ def replay_command(
         Path, typer.Argument(help="JSON lines: each an agent output, with optional agent and task.")
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object per line.")] = False,
-    nats_url: Annotated[
-        Optional[str], typer.Option("--nats", envvar="TOOLMESH_NATS_URL", help="NATS URL of the mesh.")
-    ] = None,
-    prefix: Annotated[Optional[str], typer.Option("--prefix", help="Subject prefix of the mesh.")] = None,
+    nats_url: NatsOption = None,
+    prefix: PrefixOption = None,
     model: Annotated[
         Optional[str], typer.Option("--model", help="The agent's model (gpt-4o etc. get 2 parsing attempts).")
     ] = None,

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import anyio
 import typer
 from toolmesh import ConfigError, Mesh, ToolmeshError, load_settings
+from toolmesh.cli_options import NatsOption, PrefixOption, fail
 
 from .http_security import TOKEN_ENV, HttpSecurity, is_loopback
 from .server_config import MODES, load_server_configs
@@ -25,11 +26,6 @@ mcp_app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-
-
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    typer.echo(f"error: {message}", err=True)
-    return typer.Exit(code)
 
 
 def parse_listen_address(text: str) -> tuple[str, int]:
@@ -50,10 +46,8 @@ def serve(
         str | None,
         typer.Option("--http", metavar="HOST:PORT", help="Serve Streamable HTTP at http://HOST:PORT/mcp."),
     ] = None,
-    nats_url: Annotated[
-        str | None, typer.Option("--nats", envvar="TOOLMESH_NATS_URL", help="NATS URL of the mesh.")
-    ] = None,
-    prefix: Annotated[str | None, typer.Option("--prefix", help="Subject prefix of the mesh.")] = None,
+    nats_url: NatsOption = None,
+    prefix: PrefixOption = None,
     token: Annotated[
         str | None, typer.Option("--token", envvar=TOKEN_ENV, help="Bearer token HTTP clients must send.")
     ] = None,
@@ -82,21 +76,21 @@ def serve(
 ) -> None:
     """Expose every tool of the mesh as one MCP server (stdio or Streamable HTTP)."""
     if stdio == (http is not None):
-        raise _fail("give exactly one of --stdio or --http HOST:PORT")
+        raise fail("give exactly one of --stdio or --http HOST:PORT")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s %(levelname)s %(message)s")
     try:
         settings = load_settings({"nats_url": nats_url, "prefix": prefix})
         configs = load_server_configs(settings.plugins.get("mcp", {}) or {}) if proxy_servers else []
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     security: HttpSecurity | None = None
     if http is not None:
         try:
             host, port = parse_listen_address(http)
         except ValueError as exc:
-            raise _fail(str(exc)) from None
+            raise fail(str(exc)) from None
         if not is_loopback(host) and not token and not insecure:
-            raise _fail(
+            raise fail(
                 f"refusing to serve {host}:{port} without authentication: set --token (or {TOKEN_ENV}),"
                 " bind to 127.0.0.1, or pass --insecure"
             )
@@ -113,7 +107,7 @@ def serve(
         from .gateway import Gateway
         from .resource_proxy import ResourceProxy
     except ModuleNotFoundError as exc:
-        raise _fail(f"the MCP SDK is missing ({exc}); install it with: pip install 'toolmesh[mcp]'") from None
+        raise fail(f"the MCP SDK is missing ({exc}); install it with: pip install 'toolmesh[mcp]'") from None
 
     async def run() -> None:
         from toolmesh import __version__
@@ -145,7 +139,7 @@ def serve(
     try:
         anyio.run(run, backend_options={"use_uvloop": True})
     except ToolmeshError as exc:
-        raise _fail(str(exc), 1) from None
+        raise fail(str(exc), 1) from None
     except KeyboardInterrupt:
         pass
 
@@ -163,7 +157,7 @@ def _pairs(items: list[str] | None, option: str) -> dict[str, str]:
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise _fail(f"{option} {item!r} is not KEY=VALUE")
+            raise fail(f"{option} {item!r} is not KEY=VALUE")
         pairs[key] = value
     return pairs
 
@@ -188,11 +182,11 @@ def add(
     """Add an MCP server to toolmesh.toml: ``toolmesh mcp add NAME -- COMMAND ARGS...`` or ``--url URL``."""
     command = list(ctx.args)
     if bool(command) == bool(url):
-        raise _fail(
+        raise fail(
             "give a command after '--' (stdio server) or --url URL (Streamable HTTP server), not both"
         )
     if mode not in MODES:
-        raise _fail(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise fail(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     path = config or Path(os.environ.get("TOOLMESH_CONFIG", "toolmesh.toml"))
     table: dict[str, Any] = {}
     if command:
@@ -209,10 +203,10 @@ def add(
     try:
         existing = load_settings(env={}, config_file=path) if path.is_file() else None
         if existing is not None and name in (existing.plugins.get("mcp", {}) or {}).get("servers", {}):
-            raise _fail(f"{path} already has [mcp.servers.{name}]; edit or remove it first")
+            raise fail(f"{path} already has [mcp.servers.{name}]; edit or remove it first")
         load_server_configs({"servers": {name: table}})
     except ConfigError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     block = f"[mcp.servers.{name}]\n" + "".join(
         f"{key} = {_toml_value(value)}\n" for key, value in table.items()
@@ -222,5 +216,5 @@ def add(
     try:
         load_settings(env={}, config_file=path)
     except ConfigError as exc:  # pragma: no cover - we wrote valid TOML
-        raise _fail(f"{path} is no longer valid after the edit: {exc}") from None
+        raise fail(f"{path} is no longer valid after the edit: {exc}") from None
     typer.echo(f"added MCP server {name!r} to {path}", err=True)

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from toolmesh import Kernel, Settings, ToolmeshError, load_settings
+from toolmesh.cli_options import NatsOption, error_console, fail
 from toolmesh.contracts import ToolRequest, ToolResult, encode
 
 from .breadcrumbs import NatsBreadcrumbs
@@ -24,7 +25,6 @@ __all__ = ["sandbox_app"]
 
 sandbox_app = typer.Typer(help="Code tools (tool.code.v1) in the Deno sandbox.", no_args_is_help=True)
 _out = Console()
-_err = Console(stderr=True, soft_wrap=True)
 
 
 def _kernel(settings: Settings) -> Kernel:
@@ -36,15 +36,10 @@ def _kernel(settings: Settings) -> Kernel:
     return Kernel([sandbox], settings=settings, load_entrypoints=False)
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    _err.print(f"[bold red]error:[/] {escape(message)}", highlight=False)
-    return typer.Exit(code)
-
-
 def _paths(paths: list[str]) -> list[str]:
     missing = [path for path in paths if not find_documents(path)]
     if missing:
-        raise _fail(f"no *.tool.json document at {', '.join(missing)}")
+        raise fail(f"no *.tool.json document at {', '.join(missing)}")
     return paths
 
 
@@ -93,9 +88,9 @@ def run_command(
     try:
         arguments = json.loads(input_json)
     except ValueError as exc:
-        raise _fail(f"--input is not valid JSON ({exc}); e.g. --input '{{\"a\": 1}}'") from None
+        raise fail(f"--input is not valid JSON ({exc}); e.g. --input '{{\"a\": 1}}'") from None
     if not isinstance(arguments, dict):
-        raise _fail(f"--input must be a JSON object, got {type(arguments).__name__}")
+        raise fail(f"--input must be a JSON object, got {type(arguments).__name__}")
     settings = _load()
 
     async def main() -> ToolResult:
@@ -105,7 +100,7 @@ def run_command(
             names = [spec.name for spec in kernel.tools]
             name = tool or (names[0] if len(names) == 1 else None)
             if name is None:
-                raise _fail(f"{path} holds {len(names)} tools ({', '.join(names)}); pick one with --tool")
+                raise fail(f"{path} holds {len(names)} tools ({', '.join(names)}); pick one with --tool")
             result = await kernel.call(ToolRequest(id="run", tool=name, arguments=arguments))
             return result
         finally:
@@ -124,7 +119,7 @@ def run_command(
     if as_json:
         print(encode(result).decode())
     elif result.is_error and result.error is not None:
-        _err.print(f"[bold red]{result.error.code.value}:[/] {escape(result.error.message)}", highlight=False)
+        error_console.print(f"[bold red]{result.error.code.value}:[/] {escape(result.error.message)}", highlight=False)
     else:
         _out.print_json(data=msgspec.to_builtins(result.structured_content))
     if result.is_error:
@@ -134,17 +129,17 @@ def run_command(
 @sandbox_app.command("publish")
 def publish_command(
     paths: Annotated[list[str], typer.Argument(help="Tool files or folders of *.tool.json files.")],
-    nats_url: Annotated[Optional[str], typer.Option("--nats", envvar="TOOLMESH_NATS_URL", help="NATS URL of the mesh.")] = None,
+    nats_url: NatsOption = None,
     prefix: Annotated[Optional[str], typer.Option("--prefix", help="Subject prefix of the mesh.")] = None,
 ) -> None:
     """Publish documents on the mesh; nodes with [sandbox] mesh_tools = true serve them."""
     try:
         settings = load_settings({"nats_url": nats_url, "prefix": prefix})
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     tools, problems = load_sources(_paths(paths))
     if problems:
-        raise _fail("refused, nothing published:\n" + "\n".join(f"  {problem}" for problem in problems))
+        raise fail("refused, nothing published:\n" + "\n".join(f"  {problem}" for problem in problems))
 
     async def main() -> None:
         from toolmesh.mesh import connect_nats
@@ -168,11 +163,11 @@ def _load() -> Settings:
     try:
         return load_settings()
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
 
 
 def _run(main: Any) -> Any:
     try:
         return anyio.run(main)
     except ToolmeshError as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None

@@ -144,3 +144,11 @@ def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
             node.kill()
     assert json.loads(results[0].stdout)["structured_content"] == 1.0
     assert node.returncode == 0 and '"event": "stopped"' in out
+
+
+def test_error_paths_with_brackets_print_verbatim(embedded_node):
+    """A JSON path such as $.values[0] reaches the terminal unchanged (no markup eaten)."""
+    _, url = embedded_node
+    done = toolmesh("call", "statistics", '{"values": ["x"]}', "--nats", url)
+    assert done.returncode == 1
+    assert "invalid_arguments" in done.stderr and "$.values[0]" in done.stderr
