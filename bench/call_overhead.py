@@ -4,7 +4,7 @@ Everything runs on one broker and one event loop, side by side, so the ratios
 measure what toolmesh adds per call (decode, pipeline, validation, events,
 encode).  Also times ``toolmesh up`` until ready, embedded broker included.
 
-    python bench/call_overhead.py [--calls 3000] [--concurrency 64]
+    python bench/call_overhead.py [--calls 3000] [--concurrency 64] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ async def throughput(call: Call, n: int, concurrency: int) -> float:
     return per_worker * concurrency / (time.perf_counter() - started)
 
 
-async def measure(calls: int, concurrency: int) -> dict[str, dict[str, float]]:
+async def measure(calls: int, concurrency: int, rounds: int) -> dict[str, dict[str, float]]:
     rows: dict[str, dict[str, float]] = {}
     with EmbeddedBroker(0) as broker:
         raw = await nats.connect(broker.url)
@@ -106,16 +106,24 @@ async def measure(calls: int, concurrency: int) -> dict[str, dict[str, float]]:
                 async def mesh_sync_call(i: int) -> object:
                     return await mesh.call("echo_sync", {"message": "hello"})
 
-                for name, call in [
+                series = [
                     ("raw nats echo", raw_call),
                     ("nats.micro echo", micro_call),
                     ("Mesh.call async tool", mesh_call),
                     ("Mesh.call sync tool", mesh_sync_call),
-                ]:
+                ]
+                for _, call in series:
                     await sequential(call, 200)  # warm-up
-                    p50, p99 = await sequential(call, calls)
-                    rate = await throughput(call, calls * 2, concurrency)
-                    rows[name] = {"p50_us": p50, "p99_us": p99, "calls_per_s": rate}
+                samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in series}
+                for _ in range(rounds):  # interleaved, so drift on the machine hits every series alike
+                    for name, call in series:
+                        p50, p99 = await sequential(call, calls)
+                        samples[name].append((p50, p99, await throughput(call, calls * 2, concurrency)))
+                for name, measured in samples.items():
+                    rows[name] = {
+                        key: statistics.median(values)
+                        for key, values in zip(("p50_us", "p99_us", "calls_per_s"), zip(*measured))
+                    }
         await service.stop()
         await raw.close()
     return rows
@@ -141,9 +149,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=3000)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds; the table shows medians")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    rows = anyio.run(measure, args.calls, args.concurrency, backend_options={"use_uvloop": True})
+    rows = anyio.run(measure, args.calls, args.concurrency, args.rounds, backend_options={"use_uvloop": True})
     base = rows["raw nats echo"]
     print(f"{'':24} {'p50 µs':>9} {'p99 µs':>9} {'calls/s':>9} {'p50 ×raw':>9} {'thru %raw':>9}")
     for name, row in rows.items():
