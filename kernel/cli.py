@@ -187,7 +187,10 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
     table = Table("tool", "description", "source", "nodes", box=None, header_style="bold")
     for name in sorted(merged):
         spec, nodes = merged[name]
-        table.add_row(name, (spec.description or "").split("\n")[0][:70], spec.source, str(len(nodes)))
+        description = escape((spec.description or "").split("\n")[0][:70])
+        if not spec.available:
+            description = f"[yellow]unavailable:[/] {escape(spec.unavailable_reason or 'no reason given')}"
+        table.add_row(escape(name), description, spec.source, str(len(nodes)))
     out.print(table)
 
 
