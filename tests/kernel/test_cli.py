@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import anyio
 import pytest
 
 from tests.processes import NodeProcess, free_port, toolmesh
@@ -118,6 +119,8 @@ def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
     import sys
     import threading
 
+    import nats
+
     from tests.processes import ROOT
 
     port = free_port()
@@ -125,17 +128,25 @@ def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
         [sys.executable, "-m", "toolmesh", "up", "examples/slow_tools.py", "--port", str(port), "--json"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT, start_new_session=True,
     )
+    url = f"nats://127.0.0.1:{port}"
+
+    async def wait_until_the_node_started_the_call(caller: threading.Thread) -> None:
+        # The caller is a fresh interpreter; Ctrl-C must arrive after the node accepted its call.
+        nc = await nats.connect(url)
+        try:
+            started = await nc.subscribe("tool.event.started.sleep", max_msgs=1)
+            caller.start()
+            await started.next_msg(timeout=30)
+        finally:
+            await nc.close()
+
     try:
         assert json.loads(node.stdout.readline())["event"] == "ready"
         results: list[subprocess.CompletedProcess[str]] = []
-        url = f"nats://127.0.0.1:{port}"
         caller = threading.Thread(
             target=lambda: results.append(toolmesh("call", "sleep", "-a", "seconds=1.0", "--json", "--nats", url))
         )
-        caller.start()
-        import time
-
-        time.sleep(0.6)
+        anyio.run(wait_until_the_node_started_the_call, caller)
         os.killpg(node.pid, signal.SIGINT)
         caller.join(timeout=30)
         out, _ = node.communicate(timeout=30)

@@ -1,0 +1,191 @@
+"""The Rune ``Iterator`` value: a lazy Python iterator with Rune's adaptor methods."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator as PyIterator
+from typing import Any
+
+from .errors import RuneRuntimeError
+from .runtime import cmp, op_add, op_mul
+from .values import NONE, Option, some
+
+
+class RuneIterator:
+    __slots__ = ("it",)
+
+    def __init__(self, it: PyIterator[Any]) -> None:
+        self.it = it
+
+    def __rune_iter__(self) -> PyIterator[Any]:
+        return self.it
+
+
+def _call(f: Any, *args: Any) -> Any:
+    return f(*args)
+
+
+def _truth(v: Any) -> bool:
+    if type(v) is not bool:
+        raise RuneRuntimeError("predicate must return a bool")
+    return v
+
+
+def _sum(it: PyIterator[Any]) -> Any:
+    total: Any = None
+    for v in it:
+        total = v if total is None else op_add(total, v)
+    return 0 if total is None else total
+
+
+def _product(it: PyIterator[Any]) -> Any:
+    total: Any = None
+    for v in it:
+        total = v if total is None else op_mul(total, v)
+    return 1 if total is None else total
+
+
+def _extreme(it: PyIterator[Any], sign: int) -> Option:
+    best: Any = None
+    found = False
+    for v in it:
+        if not found or cmp(v, best) * sign > 0:
+            best, found = v, True
+    return some(best) if found else NONE
+
+
+def _nth(it: PyIterator[Any], k: int) -> Option:
+    for v in itertools.islice(it, k, k + 1):
+        return some(v)
+    return NONE
+
+
+def _find(it: PyIterator[Any], f: Any) -> Option:
+    for v in it:
+        if _truth(f(v)):
+            return some(v)
+    return NONE
+
+
+def _position(it: PyIterator[Any], f: Any) -> Option:
+    for i, v in enumerate(it):
+        if _truth(f(v)):
+            return some(i)
+    return NONE
+
+
+def _fold(it: PyIterator[Any], init: Any, f: Any) -> Any:
+    acc = init
+    for v in it:
+        acc = f(acc, v)
+    return acc
+
+
+def _last(it: PyIterator[Any]) -> Option:
+    out = NONE
+    for v in it:
+        out = some(v)
+    return out
+
+
+def _flat_map(it: PyIterator[Any], f: Any) -> PyIterator[Any]:
+    from .runtime import iterate
+
+    for v in it:
+        yield from iterate(f(v))
+
+
+def _flatten(it: PyIterator[Any]) -> PyIterator[Any]:
+    from .runtime import iterate
+
+    for v in it:
+        yield from iterate(v)
+
+
+def _chain(it: PyIterator[Any], other: Any) -> PyIterator[Any]:
+    from .runtime import iterate
+
+    yield from it
+    yield from iterate(other)
+
+
+def _zip(it: PyIterator[Any], other: Any) -> PyIterator[Any]:
+    from .runtime import iterate
+
+    return zip(it, iterate(other))
+
+
+def _step_by(it: PyIterator[Any], n: int) -> PyIterator[Any]:
+    return itertools.islice(it, 0, None, n)
+
+
+def _rev(it: PyIterator[Any]) -> PyIterator[Any]:
+    return reversed(list(it))
+
+
+def _peekable(it: PyIterator[Any]) -> RuneIterator:
+    return RuneIterator(it)
+
+
+def _next(self: RuneIterator) -> Option:
+    for v in self.it:
+        return some(v)
+    return NONE
+
+
+def _collect(it: PyIterator[Any]) -> list:
+    return list(it)
+
+
+# Adaptors return new iterators; consumers return values.
+ADAPTORS = {
+    "map": lambda it, f: map(f, it),
+    "filter": lambda it, f: (v for v in it if _truth(f(v))),
+    "filter_map": lambda it, f: (o.value for o in map(f, it) if o.is_some),
+    "enumerate": lambda it: enumerate(it),
+    "zip": _zip,
+    "take": lambda it, k: itertools.islice(it, k),
+    "skip": lambda it, k: itertools.islice(it, k, None),
+    "take_while": lambda it, f: itertools.takewhile(lambda v: _truth(f(v)), it),
+    "skip_while": lambda it, f: itertools.dropwhile(lambda v: _truth(f(v)), it),
+    "rev": _rev,
+    "chain": _chain,
+    "flat_map": _flat_map,
+    "flatten": _flatten,
+    "step_by": _step_by,
+    "peekable": lambda it: it,
+    "iter": lambda it: it,
+    "into_iter": lambda it: it,
+    "cloned": lambda it: it,
+    "copied": lambda it: it,
+    "inspect": lambda it, f: ((f(v), v)[1] for v in it),
+}
+
+CONSUMERS = {
+    "collect": _collect,
+    "collect::Object": lambda it: {k: v for k, v in it},
+    "collect::String": lambda it: "".join(str(v) for v in it),
+    "sum": _sum,
+    "product": _product,
+    "count": lambda it: sum(1 for _ in it),
+    "fold": _fold,
+    "max": lambda it: _extreme(it, 1),
+    "min": lambda it: _extreme(it, -1),
+    "nth": _nth,
+    "find": _find,
+    "position": _position,
+    "last": _last,
+    "all": lambda it, f: all(_truth(f(v)) for v in it),
+    "any": lambda it, f: any(_truth(f(v)) for v in it),
+    "for_each": lambda it, f: (list(map(f, it)), None)[1],
+}
+
+
+def iterator_method(it: RuneIterator, name: str, args: list[Any]) -> Any:
+    if name == "next":
+        return _next(it)
+    if name in ADAPTORS:
+        return RuneIterator(iter(ADAPTORS[name](it.it, *args)))
+    if name in CONSUMERS:
+        return CONSUMERS[name](it.it, *args)
+    raise RuneRuntimeError(f"missing method `{name}` on `Iterator`")

@@ -1,0 +1,276 @@
+"""Turn Rune source text into a list of tokens."""
+
+from __future__ import annotations
+
+from .errors import RuneSyntaxError
+from .tokens import KEYWORDS, PUNCTUATION, Token
+
+_INT_SUFFIXES = ("i128", "u128", "i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8", "usize", "isize")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "`": "`", "$": "$"}
+
+
+class Lexer:
+    """Single-pass lexer; template strings are lexed into a list of literal and source parts."""
+
+    def __init__(self, source: str, filename: str = "<script>") -> None:
+        self.src = source
+        self.filename = filename
+        self.pos = 0
+        self.line = 1
+        self.col = 1
+
+    def error(self, message: str, line: int | None = None, col: int | None = None) -> RuneSyntaxError:
+        return RuneSyntaxError(message, self.filename, line or self.line, col or self.col, self.src)
+
+    def advance(self, n: int = 1) -> str:
+        text = self.src[self.pos : self.pos + n]
+        for ch in text:
+            if ch == "\n":
+                self.line += 1
+                self.col = 1
+            else:
+                self.col += 1
+        self.pos += n
+        return text
+
+    def peek(self, k: int = 0) -> str:
+        i = self.pos + k
+        return self.src[i] if i < len(self.src) else ""
+
+    def tokens(self) -> list[Token]:
+        out: list[Token] = []
+        while True:
+            tok = self.next_token()
+            if tok is None:
+                continue
+            out.append(tok)
+            if tok.kind == "eof":
+                return out
+
+    def next_token(self) -> Token | None:
+        src = self.src
+        while self.pos < len(src) and src[self.pos] in " \t\r\n":
+            self.advance()
+        line, col = self.line, self.col
+        if self.pos >= len(src):
+            return Token("eof", None, line, col)
+        ch = src[self.pos]
+        if src.startswith("//", self.pos):
+            end = src.find("\n", self.pos)
+            end = len(src) if end < 0 else end
+            text = src[self.pos : end]
+            self.advance(end - self.pos)
+            if text.startswith("///") and not text.startswith("////"):
+                return Token("doc", text[3:].removeprefix(" "), line, col)
+            if text.startswith("//!"):
+                return Token("innerdoc", text[3:].removeprefix(" "), line, col)
+            return None
+        if src.startswith("/*", self.pos):
+            depth = 0
+            while self.pos < len(src):
+                if src.startswith("/*", self.pos):
+                    depth += 1
+                    self.advance(2)
+                elif src.startswith("*/", self.pos):
+                    depth -= 1
+                    self.advance(2)
+                    if depth == 0:
+                        return None
+                else:
+                    self.advance()
+            raise self.error("unterminated block comment", line, col)
+        if ch.isdigit():
+            return self.number(line, col)
+        if ch == "b" and self.peek(1) == "'":
+            self.advance()
+            value = self.char_literal(line, col)
+            if ord(value) > 255:
+                raise self.error("byte literal out of range", line, col)
+            return Token("byte", ord(value), line, col)
+        if ch == "b" and self.peek(1) == '"':
+            self.advance()
+            text = self.string_literal('"', line, col)
+            return Token("bytes", text.encode("latin-1", "replace"), line, col)
+        if (
+            ch == "r"
+            and self.peek(1) != ""
+            and self.peek(1) in '"#'
+            and (self.peek(1) == '"' or self.peek(2) in ('"', "#"))
+        ):
+            return self.raw_string(line, col)
+        if ch.isalpha() or ch == "_":
+            start = self.pos
+            while self.pos < len(src) and (src[self.pos].isalnum() or src[self.pos] == "_"):
+                self.advance()
+            word = src[start : self.pos]
+            if word in KEYWORDS:
+                return Token("kw", word, line, col)
+            return Token("ident", word, line, col)
+        if ch == '"':
+            return Token("str", self.string_literal('"', line, col), line, col)
+        if ch == "`":
+            return Token("template", self.template(line, col), line, col)
+        if ch == "'":
+            # 'a' is a char literal; 'label is a loop label.
+            if self.peek(1) == "\\" or (self.peek(2) == "'" and self.peek(1) != ""):
+                return Token("char", self.char_literal(line, col), line, col)
+            self.advance()
+            start = self.pos
+            while self.pos < len(src) and (src[self.pos].isalnum() or src[self.pos] == "_"):
+                self.advance()
+            if start == self.pos:
+                raise self.error("expected label or char literal", line, col)
+            return Token("label", src[start : self.pos], line, col)
+        for p in PUNCTUATION:
+            if src.startswith(p, self.pos):
+                self.advance(len(p))
+                return Token("punct", p, line, col)
+        raise self.error(f"unexpected character {ch!r}", line, col)
+
+    def number(self, line: int, col: int) -> Token:
+        src = self.src
+        start = self.pos
+        if src[self.pos] == "0" and self.peek(1) in ("x", "b", "o"):
+            base = {"x": 16, "b": 2, "o": 8}[self.peek(1)]
+            self.advance(2)
+            digits_start = self.pos
+            while self.pos < len(src) and (src[self.pos].isalnum() or src[self.pos] == "_"):
+                self.advance()
+            text = src[digits_start : self.pos].replace("_", "")
+            for suffix in _INT_SUFFIXES:
+                if base != 16 and text.endswith(suffix):
+                    text = text[: -len(suffix)]
+            try:
+                return Token("int", int(text, base), line, col)
+            except ValueError:
+                raise self.error(f"invalid number literal {src[start : self.pos]!r}", line, col) from None
+        is_float = False
+        while self.pos < len(src) and (src[self.pos].isdigit() or src[self.pos] == "_"):
+            self.advance()
+        if self.peek() == "." and self.peek(1).isdigit():
+            is_float = True
+            self.advance()
+            while self.pos < len(src) and (src[self.pos].isdigit() or src[self.pos] == "_"):
+                self.advance()
+        if (
+            self.peek() in ("e", "E")
+            and (self.peek(1).isdigit() or self.peek(1) in ("+", "-") and self.peek(2).isdigit())
+            and self.peek(1) != ""
+        ):
+            is_float = True
+            self.advance(2)
+            while self.pos < len(src) and (src[self.pos].isdigit() or src[self.pos] == "_"):
+                self.advance()
+        text = src[start : self.pos].replace("_", "")
+        suffix_start = self.pos
+        while self.pos < len(src) and (src[self.pos].isalnum() or src[self.pos] == "_"):
+            self.advance()
+        suffix = src[suffix_start : self.pos]
+        if suffix in ("f64", "f32"):
+            is_float = True
+        elif suffix not in _INT_SUFFIXES and suffix:
+            raise self.error(f"invalid number suffix {suffix!r}", line, col)
+        if is_float:
+            return Token("float", float(text), line, col)
+        return Token("int", int(text), line, col)
+
+    def escape(self, line: int, col: int) -> str:
+        self.advance()  # backslash
+        ch = self.advance()
+        if ch in _ESCAPES:
+            return _ESCAPES[ch]
+        if ch == "x":
+            return chr(int(self.advance(2), 16))
+        if ch == "u" and self.peek() == "{":
+            end = self.src.index("}", self.pos)
+            code = self.src[self.pos + 1 : end]
+            self.advance(end - self.pos + 1)
+            return chr(int(code, 16))
+        raise self.error(f"unknown escape \\{ch}", line, col)
+
+    def char_literal(self, line: int, col: int) -> str:
+        self.advance()  # opening quote
+        if self.peek() == "\\":
+            value = self.escape(line, col)
+        else:
+            value = self.advance()
+        if self.peek() != "'":
+            raise self.error("unterminated char literal", line, col)
+        self.advance()
+        return value
+
+    def string_literal(self, quote: str, line: int, col: int) -> str:
+        self.advance()
+        parts: list[str] = []
+        while True:
+            ch = self.peek()
+            if ch == "":
+                raise self.error("unterminated string literal", line, col)
+            if ch == quote:
+                self.advance()
+                return "".join(parts)
+            if ch == "\\":
+                if self.peek(1) == "\n":
+                    self.advance(2)
+                    while self.peek() in (" ", "\t", "\n", "\r") and self.peek():
+                        self.advance()
+                    continue
+                parts.append(self.escape(line, col))
+            else:
+                parts.append(self.advance())
+
+    def raw_string(self, line: int, col: int) -> Token:
+        self.advance()  # r
+        hashes = 0
+        while self.peek() == "#":
+            hashes += 1
+            self.advance()
+        if self.peek() != '"':
+            raise self.error("malformed raw string", line, col)
+        self.advance()
+        end_mark = '"' + "#" * hashes
+        end = self.src.find(end_mark, self.pos)
+        if end < 0:
+            raise self.error("unterminated raw string", line, col)
+        text = self.src[self.pos : end]
+        self.advance(end - self.pos + len(end_mark))
+        return Token("str", text, line, col)
+
+    def template(self, line: int, col: int) -> list[tuple[str, object]]:
+        """Return parts: ('lit', text) or ('expr', (source, line, col))."""
+        self.advance()
+        parts: list[tuple[str, object]] = []
+        buf: list[str] = []
+        while True:
+            ch = self.peek()
+            if ch == "":
+                raise self.error("unterminated template string", line, col)
+            if ch == "`":
+                self.advance()
+                break
+            if ch == "\\":
+                buf.append(self.escape(line, col))
+            elif ch == "$" and self.peek(1) == "{":
+                if buf:
+                    parts.append(("lit", "".join(buf)))
+                    buf = []
+                self.advance(2)
+                eline, ecol = self.line, self.col
+                depth, start = 1, self.pos
+                while depth:
+                    c = self.peek()
+                    if c == "":
+                        raise self.error("unterminated template expression", line, col)
+                    depth += (c == "{") - (c == "}")
+                    self.advance()
+                parts.append(("expr", (self.src[start : self.pos - 1], eline, ecol)))
+            else:
+                buf.append(self.advance())
+        if buf:
+            parts.append(("lit", "".join(buf)))
+        return parts
+
+
+def tokenize(source: str, filename: str = "<script>") -> list[Token]:
+    """Lex ``source`` into tokens ending with an 'eof' token; raises RuneSyntaxError."""
+    return Lexer(source, filename).tokens()

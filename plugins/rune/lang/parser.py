@@ -1,0 +1,511 @@
+"""Recursive-descent / Pratt parser producing the AST in ``nodes``."""
+
+from __future__ import annotations
+
+from . import nodes as n
+from .errors import RuneSyntaxError
+from .item_parser import ItemParser
+from .lexer import tokenize
+from .pattern_parser import PatternParser
+from .tokens import Token
+
+_BINARY = {
+    "||": 3,
+    "&&": 4,
+    "==": 5,
+    "!=": 5,
+    "<": 5,
+    ">": 5,
+    "<=": 5,
+    ">=": 5,
+    "|": 6,
+    "^": 7,
+    "&": 8,
+    "<<": 9,
+    ">>": 9,
+    "+": 10,
+    "-": 10,
+    "*": 11,
+    "/": 11,
+    "%": 11,
+}
+_ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>="}
+_BLOCK_LIKE = (n.If, n.While, n.Loop, n.For, n.Match, n.Block, n.Select)
+
+
+class Parser(ItemParser, PatternParser):
+    def __init__(self, source: str, filename: str) -> None:
+        self.source = source
+        self.filename = filename
+        self.toks = tokenize(source, filename)
+        self.i = 0
+        self.no_struct = False
+
+    @property
+    def tok(self) -> Token:
+        return self.toks[self.i]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.toks[min(self.i + k, len(self.toks) - 1)]
+
+    def error(self, message: str, tok: Token | None = None) -> RuneSyntaxError:
+        tok = tok or self.tok
+        return RuneSyntaxError(message, self.filename, tok.line, tok.column, self.source)
+
+    def at(self, value: str) -> bool:
+        t = self.tok
+        return (t.kind == "punct" or t.kind == "kw") and t.value == value
+
+    def eat(self, value: str) -> bool:
+        if self.at(value):
+            self.i += 1
+            return True
+        return False
+
+    def expect(self, value: str) -> Token:
+        if not self.at(value):
+            found = self.tok.value if self.tok.kind != "eof" else "end of file"
+            raise self.error(f"expected `{value}`, found `{found}`")
+        t = self.tok
+        self.i += 1
+        return t
+
+    def ident(self) -> str:
+        t = self.tok
+        if t.kind == "ident" or (t.kind == "kw" and t.value in ("self", "Self", "crate", "super")):
+            self.i += 1
+            return t.value
+        found = t.value if t.kind != "eof" else "end of file"
+        raise self.error(f"expected identifier, found `{found}`")
+
+    def path_names(self) -> list[str]:
+        names = [self.ident()]
+        while self.at("::") and (self.peek().kind == "ident" or self.peek().kind == "kw"):
+            self.i += 1
+            names.append(self.ident())
+        return names
+
+    def block(self, is_async: bool = False) -> n.Block:
+        t = self.expect("{")
+        saved, self.no_struct = self.no_struct, False
+        stmts: list[n.Node] = []
+        tail = None
+        while not self.at("}"):
+            if self.tok.kind == "eof":
+                raise self.error("expected `}`, found end of file")
+            s = self.statement()
+            if self.at("}") and not isinstance(s, (n.ExprStmt, n.Let, n.Item)):
+                tail = s
+            elif isinstance(s, (n.ExprStmt, n.Let, n.Item)):
+                stmts.append(s)
+            else:
+                stmts.append(n.ExprStmt(s.line, s.col, s))
+        self.expect("}")
+        self.no_struct = saved
+        if (
+            tail is None
+            and stmts
+            and isinstance(stmts[-1], n.ExprStmt)
+            and isinstance(stmts[-1].expr, _BLOCK_LIKE)
+        ):
+            # `if c { a } else { b }` as the last statement yields its value.
+            stmts[-1]
+            if not self.toks[self.i - 2].is_("punct", ";"):
+                tail = stmts.pop().expr
+        return n.Block(t.line, t.column, stmts, tail, is_async)
+
+    def expr(self, min_prec: int = 0) -> n.Node:
+        t = self.tok
+        left = self.range_or_binary(min_prec)
+        if min_prec <= 1 and self.tok.kind == "punct" and self.tok.value in _ASSIGN:
+            op = self.tok.value
+            self.i += 1
+            value = self.expr(1)
+            return n.Assign(t.line, t.column, op, left, value)
+        return left
+
+    def range_or_binary(self, min_prec: int) -> n.Node:
+        t = self.tok
+        if min_prec <= 2 and (self.at("..") or self.at("..=")):
+            inclusive = self.tok.value == "..="
+            self.i += 1
+            end = None if self.range_end_absent() else self.binary(3)
+            return n.Range(t.line, t.column, None, end, inclusive)
+        left = self.binary(max(min_prec, 3))
+        if min_prec <= 2 and (self.at("..") or self.at("..=")):
+            inclusive = self.tok.value == "..="
+            self.i += 1
+            end = None if self.range_end_absent() else self.binary(3)
+            return n.Range(t.line, t.column, left, end, inclusive)
+        return left
+
+    def range_end_absent(self) -> bool:
+        t = self.tok
+        return (
+            t.kind == "eof"
+            or (t.kind == "punct" and t.value in (")", "]", "}", ",", ";"))
+            or (self.no_struct and t.is_("punct", "{"))
+        )
+
+    def binary(self, min_prec: int) -> n.Node:
+        left = self.unary()
+        while True:
+            t = self.tok
+            if t.kind == "kw" and t.value in ("as", "is") and min_prec <= 12:
+                self.i += 1
+                if t.value == "as":
+                    left = n.Cast(t.line, t.column, left, "::".join(self.path_names()))
+                else:
+                    negate = self.eat("not")
+                    left = n.Is(t.line, t.column, left, self.path_names(), negate)
+                continue
+            prec = _BINARY.get(t.value) if t.kind == "punct" else None
+            if prec is None or prec < min_prec:
+                return left
+            self.i += 1
+            right = self.binary(prec + 1)
+            left = n.Binary(t.line, t.column, t.value, left, right)
+
+    def unary(self) -> n.Node:
+        t = self.tok
+        if t.kind == "punct" and t.value in ("-", "!", "&", "*"):
+            self.i += 1
+            operand = self.unary()
+            if t.value in ("&", "*"):
+                return operand  # references are transparent in Rune
+            if t.value == "-" and isinstance(operand, n.Lit) and type(operand.value) in (int, float):
+                return n.Lit(t.line, t.column, -operand.value)
+            return n.Unary(t.line, t.column, t.value, operand)
+        if t.is_("punct", "&&"):
+            self.i += 1
+            return self.unary()
+        return self.postfix(self.primary())
+
+    def call_args(self, close: str = ")") -> list[n.Node]:
+        args = []
+        saved, self.no_struct = self.no_struct, False
+        while not self.at(close):
+            args.append(self.expr())
+            if not self.eat(","):
+                break
+        self.expect(close)
+        self.no_struct = saved
+        return args
+
+    def postfix(self, e: n.Node) -> n.Node:
+        while True:
+            t = self.tok
+            if self.eat("?"):
+                e = n.Try(t.line, t.column, e)
+            elif self.eat("("):
+                e = n.Call(t.line, t.column, e, self.call_args())
+            elif self.eat("["):
+                saved, self.no_struct = self.no_struct, False
+                idx = self.expr()
+                self.no_struct = saved
+                self.expect("]")
+                e = n.Index(t.line, t.column, e, idx)
+            elif self.eat("."):
+                nt = self.tok
+                if self.eat("await"):
+                    e = n.Await(nt.line, nt.column, e)
+                elif nt.kind == "int":
+                    self.i += 1
+                    e = n.Field(nt.line, nt.column, e, nt.value)
+                elif nt.kind == "float":
+                    # `x.0.1` lexes the index pair as a float.
+                    self.i += 1
+                    a, b = str(self.source_text(nt)).split(".")
+                    e = n.Field(nt.line, nt.column, n.Field(nt.line, nt.column, e, int(a)), int(b))
+                else:
+                    name = self.ident()
+                    if self.at("::") and self.peek().is_("punct", "<"):
+                        self.i += 1
+                        first = self.peek()
+                        self.skip_generics()
+                        if (
+                            name == "collect"
+                            and first.kind == "ident"
+                            and first.value in ("Object", "String")
+                        ):
+                            name = f"collect::{first.value}"
+                    if self.eat("("):
+                        e = n.MethodCall(nt.line, nt.column, e, name, self.call_args())
+                    else:
+                        e = n.Field(nt.line, nt.column, e, name)
+            else:
+                return e
+
+    def source_text(self, tok: Token) -> str:
+        lines = self.source.splitlines()
+        line = lines[tok.line - 1][tok.column - 1 :]
+        end = 0
+        while end < len(line) and (line[end].isdigit() or line[end] == "."):
+            end += 1
+        return line[:end]
+
+    def skip_generics(self) -> None:
+        self.expect("<")
+        depth = 1
+        while depth:
+            depth += self.at("<") - self.at(">")
+            self.i += 1
+
+    def primary(self) -> n.Node:
+        t = self.tok
+        k = t.kind
+        if k in ("int", "float", "str", "char", "byte", "bytes"):
+            self.i += 1
+            value = t.value
+            if k == "char":
+                value = n.Lit(t.line, t.column, None)
+                value.value = n.CharValue(t.value)
+                return value
+            if k == "bytes":
+                return n.Lit(t.line, t.column, n.BytesValue(t.value))
+            return n.Lit(t.line, t.column, value)
+        if k == "template":
+            self.i += 1
+            parts: list = []
+            for kind, part in t.value:
+                if kind == "lit":
+                    parts.append(part)
+                else:
+                    src, line, col = part
+                    sub = Parser(src, self.filename)
+                    for tok in sub.toks:
+                        if tok.line == 1:
+                            tok.column += col - 1
+                        tok.line += line - 1
+                    sub.source = self.source
+                    parts.append(sub.expr())
+            return n.Template(t.line, t.column, parts)
+        if k == "label":
+            self.i += 1
+            self.expect(":")
+            e = self.primary()
+            if not isinstance(e, (n.While, n.Loop, n.For, n.Block)):
+                raise self.error("labels are only allowed on loops", t)
+            if isinstance(e, n.Block):
+                # `'a: { ... }` runs once; `break 'a value` leaves it early.
+                body = n.Block(e.line, e.col, [], n.Break(e.line, e.col, t.value, e))
+                return n.Loop(t.line, t.column, body, t.value)
+            e.label = t.value
+            return e
+        if k == "punct":
+            v = t.value
+            if v == "(":
+                self.i += 1
+                saved, self.no_struct = self.no_struct, False
+                if self.eat(")"):
+                    self.no_struct = saved
+                    return n.TupleLit(t.line, t.column, [])
+                first = self.expr()
+                if self.eat(")"):
+                    self.no_struct = saved
+                    return first
+                items = [first]
+                while self.eat(","):
+                    if self.at(")"):
+                        break
+                    items.append(self.expr())
+                self.expect(")")
+                self.no_struct = saved
+                return n.TupleLit(t.line, t.column, items)
+            if v == "[":
+                self.i += 1
+                return n.VecLit(t.line, t.column, self.call_args("]"))
+            if v == "#" and self.peek().is_("punct", "{"):
+                self.i += 2
+                return n.ObjectLit(t.line, t.column, None, self.object_fields())
+            if v == "{":
+                return self.block()
+            if v in ("|", "||"):
+                return self.closure(False)
+        if k == "kw":
+            v = t.value
+            if v in ("true", "false"):
+                self.i += 1
+                return n.Lit(t.line, t.column, v == "true")
+            if v == "if":
+                return self.if_expr()
+            if v == "while":
+                self.i += 1
+                cond = self.condition()
+                return n.While(t.line, t.column, cond, self.block(), None)
+            if v == "loop":
+                self.i += 1
+                return n.Loop(t.line, t.column, self.block(), None)
+            if v == "for":
+                self.i += 1
+                pat = self.pattern()
+                self.expect("in")
+                saved, self.no_struct = self.no_struct, True
+                it = self.expr()
+                self.no_struct = saved
+                return n.For(t.line, t.column, pat, it, self.block(), None)
+            if v == "match":
+                return self.match_expr()
+            if v == "break":
+                self.i += 1
+                label = None
+                if self.tok.kind == "label":
+                    label = self.tok.value
+                    self.i += 1
+                value = None if self.expr_end() else self.expr()
+                return n.Break(t.line, t.column, label, value)
+            if v == "continue":
+                self.i += 1
+                label = None
+                if self.tok.kind == "label":
+                    label = self.tok.value
+                    self.i += 1
+                return n.Continue(t.line, t.column, label)
+            if v == "return":
+                self.i += 1
+                return n.Return(t.line, t.column, None if self.expr_end() else self.expr())
+            if v == "yield":
+                self.i += 1
+                return n.Yield(t.line, t.column, None if self.expr_end() else self.expr())
+            if v == "async":
+                self.i += 1
+                if self.at("|") or self.at("||"):
+                    return self.closure(True)
+                self.eat("move")
+                return self.block(is_async=True)
+            if v == "select":
+                return self.select_expr()
+            if v == "const" and self.peek().is_("punct", "{"):
+                self.i += 1
+                return self.block()  # `const { ... }` is evaluated like a block
+            if v in ("self", "Self", "crate", "super"):
+                return self.path_expr()
+        if k == "ident":
+            if t.value == "move" and (self.peek().is_("punct", "|") or self.peek().is_("punct", "||")):
+                self.i += 1
+                return self.closure(False)
+            return self.path_expr()
+        found = t.value if k != "eof" else "end of file"
+        raise self.error(f"expected expression, found `{found}`")
+
+    def expr_end(self) -> bool:
+        t = self.tok
+        return t.kind == "eof" or (t.kind == "punct" and t.value in (";", "}", ")", "]", ","))
+
+    def path_expr(self) -> n.Node:
+        t = self.tok
+        names = [self.ident()]
+        while self.at("::"):
+            self.i += 1
+            if self.at("<"):
+                self.skip_generics()
+                continue
+            names.append(self.ident())
+        if self.at("!") and len(names) == 1 and self.peek().is_("punct", "("):
+            self.i += 2
+            return n.Macro(t.line, t.column, names[0], self.call_args())
+        if self.at("{") and not self.no_struct and (names[-1][:1].isupper()):
+            self.i += 1
+            return n.ObjectLit(t.line, t.column, names, self.object_fields())
+        return n.Path(t.line, t.column, names)
+
+    def object_fields(self) -> list[tuple[str, n.Node]]:
+        fields = []
+        saved, self.no_struct = self.no_struct, False
+        while not self.at("}"):
+            ft = self.tok
+            if ft.kind == "str":
+                key = ft.value
+                self.i += 1
+            else:
+                key = self.ident()
+            if self.eat(":"):
+                value = self.expr()
+            else:
+                value = n.Path(ft.line, ft.column, [key])
+            fields.append((key, value))
+            if not self.eat(","):
+                break
+        self.expect("}")
+        self.no_struct = saved
+        return fields
+
+    def closure(self, is_async: bool) -> n.Closure:
+        t = self.tok
+        params: list[n.Node] = []
+        if not self.eat("||"):
+            self.expect("|")
+            while not self.at("|"):
+                params.append(self.single_pattern())
+                if self.eat(":"):
+                    self.type_expr()
+                if not self.eat(","):
+                    break
+            self.expect("|")
+        body = self.expr()
+        return n.Closure(t.line, t.column, params, body, is_async)
+
+    def condition(self) -> n.Node:
+        saved, self.no_struct = self.no_struct, True
+        t = self.tok
+        if self.eat("let"):
+            pat = self.pattern()
+            self.expect("=")
+            cond: n.Node = n.LetCond(t.line, t.column, pat, self.expr())
+        else:
+            cond = self.expr()
+        self.no_struct = saved
+        return cond
+
+    def if_expr(self) -> n.If:
+        t = self.expect("if")
+        cond = self.condition()
+        then = self.block()
+        otherwise = None
+        if self.eat("else"):
+            otherwise = self.if_expr() if self.at("if") else self.block()
+        return n.If(t.line, t.column, cond, then, otherwise)
+
+    def match_expr(self) -> n.Match:
+        t = self.expect("match")
+        saved, self.no_struct = self.no_struct, True
+        subject = self.expr()
+        self.no_struct = saved
+        self.expect("{")
+        arms = []
+        while not self.at("}"):
+            at = self.tok
+            pat = self.pattern()
+            guard = self.expr() if self.eat("if") else None
+            self.expect("=>")
+            body = self.expr()
+            arms.append(n.MatchArm(at.line, at.column, pat, guard, body))
+            if not self.eat(",") and not isinstance(body, _BLOCK_LIKE) and not self.at("}"):
+                raise self.error(f"expected `,`, found `{self.tok.value}`")
+        self.expect("}")
+        return n.Match(t.line, t.column, subject, arms)
+
+    def select_expr(self) -> n.Select:
+        t = self.expect("select")
+        self.expect("{")
+        arms = []
+        default = None
+        while not self.at("}"):
+            if self.tok.is_("ident", "default"):
+                self.i += 1
+                self.expect("=>")
+                default = self.expr()
+            else:
+                pat = self.pattern()
+                self.expect("=")
+                fut = self.expr()
+                self.expect("=>")
+                arms.append((pat, fut, self.expr()))
+            self.eat(",")
+        self.expect("}")
+        return n.Select(t.line, t.column, arms, default)
+
+
+def parse(source: str, filename: str = "<script>") -> n.File:
+    """Parse a whole Rune file; raises RuneSyntaxError with a caret snippet on bad input."""
+    return Parser(source, filename).parse_file()

@@ -1,0 +1,486 @@
+"""Operators with Rune semantics (checked i64 arithmetic, no implicit int/float mixing),
+equality, ordering, formatting and iteration."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from .errors import RuneRuntimeError
+from .limits import check_length
+from .values import (
+    Bytes,
+    Char,
+    Function,
+    Future,
+    Instance,
+    Module,
+    Option,
+    RangeValue,
+    Result,
+    TypeInfo,
+)
+
+I64_MIN = -(2**63)
+I64_MAX = 2**63 - 1
+
+
+def type_name(v: Any) -> str:
+    t = type(v)
+    if t is int:
+        return "i64"
+    if t is float:
+        return "f64"
+    if t is bool:
+        return "bool"
+    if t is str:
+        return "String"
+    if t is Char:
+        return "char"
+    if v is None:
+        return "()"
+    if t is list:
+        return "Vec"
+    if t is tuple:
+        return "Tuple"
+    if t is dict:
+        return "Object"
+    if t is Option:
+        return "Option"
+    if t is Result:
+        return "Result"
+    if t is Instance:
+        return v.type.full_name
+    if t is Function:
+        return "Function"
+    if t is RangeValue:
+        return "Range"
+    if t is Bytes:
+        return "Bytes"
+    return t.__name__
+
+
+def overflow(op: str) -> RuneRuntimeError:
+    return RuneRuntimeError(f"integer overflow in `{op}`")
+
+
+def bad_operands(op: str, a: Any, b: Any) -> RuneRuntimeError:
+    return RuneRuntimeError(f"unsupported operation `{type_name(a)} {op} {type_name(b)}`")
+
+
+def op_add(a: Any, b: Any) -> Any:
+    ta = type(a)
+    if ta is int and type(b) is int:
+        r = a + b
+        if I64_MIN <= r <= I64_MAX:
+            return r
+        raise overflow("+")
+    if ta is type(b) and ta in (float, str):
+        r = a + b
+        if ta is str:
+            check_length(len(r), "string")
+        return r
+    raise bad_operands("+", a, b)
+
+
+def op_sub(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        r = a - b
+        if I64_MIN <= r <= I64_MAX:
+            return r
+        raise overflow("-")
+    if type(a) is float and type(b) is float:
+        return a - b
+    raise bad_operands("-", a, b)
+
+
+def op_mul(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        r = a * b
+        if I64_MIN <= r <= I64_MAX:
+            return r
+        raise overflow("*")
+    if type(a) is float and type(b) is float:
+        return a * b
+    raise bad_operands("*", a, b)
+
+
+def op_div(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            raise RuneRuntimeError("division by zero")
+        q = abs(a) // abs(b)
+        q = q if (a >= 0) == (b >= 0) else -q
+        if q > I64_MAX:
+            raise overflow("/")
+        return q
+    if type(a) is float and type(b) is float:
+        if b == 0.0:
+            return (
+                math.copysign(math.inf, a) * math.copysign(1.0, b)
+                if a != 0 and not math.isnan(a)
+                else math.nan
+            )
+        return a / b
+    raise bad_operands("/", a, b)
+
+
+def op_rem(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            raise RuneRuntimeError("division by zero")
+        r = abs(a) % abs(b)
+        return -r if a < 0 else r
+    if type(a) is float and type(b) is float:
+        return math.fmod(a, b) if b != 0.0 else math.nan
+    raise bad_operands("%", a, b)
+
+
+def _int_pair(op: str, a: Any, b: Any) -> None:
+    if type(a) is not int or type(b) is not int:
+        raise bad_operands(op, a, b)
+
+
+def op_bitand(a: Any, b: Any) -> Any:
+    if type(a) is bool and type(b) is bool:
+        return a and b
+    _int_pair("&", a, b)
+    return a & b
+
+
+def op_bitor(a: Any, b: Any) -> Any:
+    if type(a) is bool and type(b) is bool:
+        return a or b
+    _int_pair("|", a, b)
+    return a | b
+
+
+def op_bitxor(a: Any, b: Any) -> Any:
+    if type(a) is bool and type(b) is bool:
+        return a != b
+    _int_pair("^", a, b)
+    return a ^ b
+
+
+def op_shl(a: Any, b: Any) -> Any:
+    _int_pair("<<", a, b)
+    if not 0 <= b < 64:
+        raise overflow("<<")
+    r = (a << b) & 0xFFFFFFFFFFFFFFFF
+    return r - (1 << 64) if r > I64_MAX else r
+
+
+def op_shr(a: Any, b: Any) -> Any:
+    _int_pair(">>", a, b)
+    if not 0 <= b < 64:
+        raise overflow(">>")
+    return a >> b
+
+
+def op_neg(a: Any) -> Any:
+    if type(a) is int:
+        if a == I64_MIN:
+            raise overflow("-")
+        return -a
+    if type(a) is float:
+        return -a
+    raise RuneRuntimeError(f"unsupported operation `-{type_name(a)}`")
+
+
+def op_not(a: Any) -> Any:
+    if type(a) is bool:
+        return not a
+    if type(a) is int:
+        return ~a
+    raise RuneRuntimeError(f"unsupported operation `!{type_name(a)}`")
+
+
+def _same_kind(a: Any, b: Any) -> bool:
+    ta, tb = type(a), type(b)
+    return ta is tb or (ta in (str, Char) and tb in (str, Char) and False)
+
+
+def eq(a: Any, b: Any) -> bool:
+    """Rune structural equality; comparing values of different types is an error."""
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        if a is None or b is None:
+            return False
+        raise RuneRuntimeError(f"cannot compare `{type_name(a)}` with `{type_name(b)}` for equality")
+    if ta in (int, float, str, bool, Char, Bytes):
+        return a == b
+    if ta in (list, tuple):
+        return len(a) == len(b) and all(eq(x, y) for x, y in zip(a, b))
+    if ta is dict:
+        return a.keys() == b.keys() and all(eq(v, b[k]) for k, v in a.items())
+    if ta is Option:
+        return a.is_some == b.is_some and (not a.is_some or eq(a.value, b.value))
+    if ta is Result:
+        return a.is_ok == b.is_ok and eq(a.value, b.value)
+    if ta is Instance:
+        return a.type is b.type and eq(a.values, b.values)
+    if ta is RangeValue:
+        return a.start == b.start and a.end == b.end and a.inclusive == b.inclusive
+    return a is b
+
+
+def cmp(a: Any, b: Any) -> int:
+    """Rune ordering: -1, 0 or 1; mixing types is an error."""
+    ta, tb = type(a), type(b)
+    if ta is not tb:
+        raise RuneRuntimeError(f"cannot compare `{type_name(a)}` with `{type_name(b)}`")
+    if ta in (int, float, str, bool, Char, Bytes):
+        return (a > b) - (a < b)
+    if ta in (list, tuple):
+        for x, y in zip(a, b):
+            c = cmp(x, y)
+            if c:
+                return c
+        return (len(a) > len(b)) - (len(a) < len(b))
+    if ta is Option:
+        if a.is_some != b.is_some:
+            return 1 if a.is_some else -1
+        return cmp(a.value, b.value) if a.is_some else 0
+    if ta is Result:
+        if a.is_ok != b.is_ok:
+            return -1 if a.is_ok else 1
+        return cmp(a.value, b.value)
+    if ta is Instance and a.type is b.type:
+        return cmp(a.values, b.values)
+    raise RuneRuntimeError(f"`{type_name(a)}` values cannot be ordered")
+
+
+def op_lt(a: Any, b: Any) -> bool:
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):
+        return a < b
+    return cmp(a, b) < 0
+
+
+def op_le(a: Any, b: Any) -> bool:
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):
+        return a <= b
+    return cmp(a, b) <= 0
+
+
+def op_gt(a: Any, b: Any) -> bool:
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):
+        return a > b
+    return cmp(a, b) > 0
+
+
+def op_ge(a: Any, b: Any) -> bool:
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is float or ta is str):
+        return a >= b
+    return cmp(a, b) >= 0
+
+
+def op_eq(a: Any, b: Any) -> bool:
+    ta = type(a)
+    if ta is type(b) and (ta is int or ta is str):
+        return a == b
+    return eq(a, b)
+
+
+def op_ne(a: Any, b: Any) -> bool:
+    return not op_eq(a, b)
+
+
+BINARY_OPS = {
+    "+": op_add,
+    "-": op_sub,
+    "*": op_mul,
+    "/": op_div,
+    "%": op_rem,
+    "&": op_bitand,
+    "|": op_bitor,
+    "^": op_bitxor,
+    "<<": op_shl,
+    ">>": op_shr,
+    "==": op_eq,
+    "!=": op_ne,
+    "<": op_lt,
+    "<=": op_le,
+    ">": op_gt,
+    ">=": op_ge,
+}
+
+
+def format_float(f: float) -> str:
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    text = repr(f)
+    if "e" in text:
+        mant, exp = text.split("e")
+        text = f"{mant}e{int(exp)}"
+    return text
+
+
+def display(v: Any) -> str:
+    """The ``{}`` rendering of a value."""
+    t = type(v)
+    if t is str or t is Char:
+        return str(v)
+    if t is int:
+        return str(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is float:
+        return format_float(v)
+    return debug(v)
+
+
+def debug(v: Any) -> str:
+    """The ``{:?}`` rendering of a value."""
+    t = type(v)
+    if t is str:
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    if t is Char:
+        return "'" + (v if v != "'" else "\\'") + "'"
+    if t in (int, bool, float):
+        return display(v)
+    if v is None:
+        return "()"
+    if t is list:
+        return "[" + ", ".join(debug(x) for x in v) + "]"
+    if t is tuple:
+        return "(" + ", ".join(debug(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if t is dict:
+        return "{" + ", ".join(f"{debug(k)}: {debug(x)}" for k, x in v.items()) + "}"
+    if t is Option:
+        return f"Some({debug(v.value)})" if v.is_some else "None"
+    if t is Result:
+        return f"{'Ok' if v.is_ok else 'Err'}({debug(v.value)})"
+    if t is Instance:
+        ty = v.type
+        if ty.kind == "unit":
+            return ty.name
+        if ty.kind == "tuple":
+            return f"{ty.name}(" + ", ".join(debug(x) for x in v.values) + ")"
+        body = ", ".join(f"{k}: {debug(x)}" for k, x in zip(ty.fields, v.values))
+        return f"{ty.name} {{ {body} }}"
+    if t is RangeValue:
+        s = "" if v.start is None else debug(v.start)
+        e = "" if v.end is None else debug(v.end)
+        return f"{s}..{'=' if v.inclusive else ''}{e}"
+    if t is Bytes:
+        return "b" + repr(bytes(v))[1:]
+    if t is Function:
+        return f"fn {v.name}"
+    if t is TypeInfo:
+        return v.full_name
+    if t is Future:
+        return "Future"
+    if t is Module:
+        return f"mod {v.name}"
+    return repr(v)
+
+
+def format_string(fmt: str, args: list[Any], named: dict[str, Any] | None = None) -> str:
+    """Implement Rust-style ``{}``, ``{:?}``, ``{0}``, ``{name}`` and simple width/precision specs."""
+    out: list[str] = []
+    i = 0
+    auto = 0
+    n = len(fmt)
+    while i < n:
+        c = fmt[i]
+        if c == "{":
+            if i + 1 < n and fmt[i + 1] == "{":
+                out.append("{")
+                i += 2
+                continue
+            j = fmt.index("}", i)
+            spec = fmt[i + 1 : j]
+            i = j + 1
+            key, _, fspec = spec.partition(":")
+            if key == "":
+                if auto >= len(args):
+                    raise RuneRuntimeError("format string references a missing argument")
+                value = args[auto]
+                auto += 1
+            elif key.isdigit():
+                value = args[int(key)]
+            else:
+                if named is None or key not in named:
+                    raise RuneRuntimeError(f"format string references unknown name `{key}`")
+                value = named[key]
+            out.append(_apply_spec(value, fspec))
+        elif c == "}" and i + 1 < n and fmt[i + 1] == "}":
+            out.append("}")
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _apply_spec(value: Any, spec: str) -> str:
+    if not spec:
+        return display(value)
+    is_debug = spec.endswith("?")
+    if is_debug:
+        spec = spec[:-1]
+    kind = ""
+    if spec and spec[-1] in "xXbo":
+        kind = spec[-1]
+        spec = spec[:-1]
+    precision = None
+    if "." in spec:
+        spec, _, p = spec.partition(".")
+        precision = int(p)
+    if kind:
+        text = format(value, kind)
+    elif precision is not None and type(value) is float:
+        text = f"{value:.{precision}f}"
+    else:
+        text = debug(value) if is_debug else display(value)
+    if not spec:
+        return text
+    fill, align = " ", ">" if type(value) in (int, float) else "<"
+    if len(spec) >= 2 and spec[1] in "<>^":
+        fill, align, spec = spec[0], spec[1], spec[2:]
+    elif spec[0] in "<>^":
+        align, spec = spec[0], spec[1:]
+    if spec.startswith("0") and len(spec) > 1:
+        fill, align, spec = "0", ">", spec[1:]
+    width = int(spec) if spec else 0
+    return format(text, f"{fill}{align}{width}")
+
+
+def iterate(v: Any) -> Iterator[Any]:
+    """Python iterator over any iterable Rune value."""
+    t = type(v)
+    if t is RangeValue:
+        if type(v.start) is int and v.end is None:
+            import itertools
+
+            return itertools.count(v.start)
+        if type(v.start) is not int or type(v.end) is not int:
+            raise RuneRuntimeError("only integer ranges can be iterated")
+        return iter(v.py_range())
+    if t is list or t is tuple:
+        return iter(v)
+    if t is dict:
+        return iter(list(v.items()))
+    if t is str:
+        return iter([Char(c) for c in v])
+    if t is Option:
+        return iter([v.value] if v.is_some else [])
+    if t is Bytes:
+        return iter(list(v))
+    it = getattr(v, "__rune_iter__", None)
+    if it is not None:
+        return it()
+    raise RuneRuntimeError(f"`{type_name(v)}` is not iterable")
+
+
+def truthy(v: Any) -> bool:
+    if type(v) is bool:
+        return v
+    raise RuneRuntimeError(f"expected `bool` condition, found `{type_name(v)}`")

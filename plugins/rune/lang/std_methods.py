@@ -1,0 +1,218 @@
+"""Method dispatch, indexing, field access and casts of the built-in value types."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .errors import RuneRuntimeError
+from .iterators import ADAPTORS, CONSUMERS, RuneIterator, iterator_method
+from .limits import check_length
+from .runtime import I64_MAX, I64_MIN, cmp, debug, display, eq, iterate, type_name
+from .std_types import METHODS, ORDERING, STRING_MUTATORS, ordering_of, range_slice
+from .values import NONE, Bytes, Char, Function, Instance, Option, RangeValue, Result, TypeInfo, some
+
+__all__ = ["ORDERING", "STRING_MUTATORS", "call_method", "get_field", "get_index", "set_field", "set_index"]
+
+
+def call_method(obj: Any, name: str, args: list[Any]) -> Any:
+    t = type(obj)
+    if t is Instance:
+        ty = obj.type
+        m = ty.methods.get(name)
+        if m is None and ty.enum_name is not None:
+            m = getattr(ty, "enum", ty).methods.get(name)
+        if m is not None:
+            return m(obj, *args)
+        if name == "clone":
+            return Instance(ty, list(obj.values))
+        raise RuneRuntimeError(f"missing method `{name}` on `{ty.full_name}`")
+    if t is RuneIterator:
+        return iterator_method(obj, name, args)
+    table = METHODS.get(t)
+    if table is not None:
+        m = table.get(name)
+        if m is not None:
+            return m(obj, *args)
+    if (name in ADAPTORS or name in CONSUMERS) and t in (list, tuple, RangeValue, dict, str):
+        return iterator_method(RuneIterator(iterate(obj)), name, args)
+    if name == "to_string":
+        return display(obj)
+    if name == "clone":
+        return obj
+    if name in ("cmp", "partial_cmp"):
+        c = ordering_of(cmp(obj, args[0]))
+        return c if name == "cmp" else some(c)
+    if name == "eq":
+        return eq(obj, args[0])
+    raise RuneRuntimeError(f"missing method `{name}` on `{type_name(obj)}`")
+
+
+def mutate_string(s: str, name: str, args: list[Any]) -> tuple[str, Any]:
+    """Strings are values here; mutating methods return the new string for write-back."""
+    if name == "push_str":
+        new = s + str(args[0])
+        check_length(len(new), "string")
+        return new, None
+    if name == "push":
+        return s + str(args[0]), None
+    if name == "clear":
+        return "", None
+    if name == "insert_str":
+        return s[: args[0]] + args[1] + s[args[0] :], None
+    if name == "truncate":
+        return s.encode()[: args[0]].decode(errors="ignore"), None
+    if name == "pop":
+        return (s[:-1], some(Char(s[-1]))) if s else (s, NONE)
+    raise RuneRuntimeError(f"missing method `{name}` on `String`")
+
+
+def get_index(obj: Any, key: Any) -> Any:
+    t = type(obj)
+    if t is list or t is tuple:
+        if type(key) is int:
+            if 0 <= key < len(obj):
+                return obj[key]
+            raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
+        if type(key) is RangeValue:
+            return obj[range_slice(key, len(obj))]
+    elif t is dict:
+        if key in obj:
+            return obj[key]
+        raise RuneRuntimeError(f"missing key {debug(key)} in object")
+    elif t is str and type(key) is RangeValue:
+        data = s = obj.encode()
+        return s[range_slice(key, len(data))].decode(errors="replace")
+    elif t is Instance and obj.type.kind == "tuple" and type(key) is int:
+        if 0 <= key < len(obj.values):
+            return obj.values[key]
+        raise RuneRuntimeError(f"index {key} out of bounds for `{obj.type.full_name}`")
+    elif t is Bytes and type(key) is int:
+        if 0 <= key < len(obj):
+            return obj[key]
+        raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
+    raise RuneRuntimeError(f"cannot index `{type_name(obj)}` with `{type_name(key)}`")
+
+
+def set_index(obj: Any, key: Any, value: Any) -> None:
+    t = type(obj)
+    if t is list and type(key) is int:
+        if 0 <= key < len(obj):
+            obj[key] = value
+            return
+        raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
+    if t is dict and type(key) is str:
+        obj[key] = value
+        return
+    raise RuneRuntimeError(f"cannot assign into `{type_name(obj)}` with `{type_name(key)}` index")
+
+
+def get_field(obj: Any, name: Any) -> Any:
+    t = type(obj)
+    if t is Instance:
+        if type(name) is int:
+            if obj.type.kind == "tuple" and name < len(obj.values):
+                return obj.values[name]
+            raise RuneRuntimeError(f"`{obj.type.full_name}` has no field {name}")
+        return obj.get(name)
+    if t is dict:
+        if name in obj:
+            return obj[name]
+        raise RuneRuntimeError(f"missing field `{name}` in object")
+    if t is tuple and type(name) is int:
+        if name < len(obj):
+            return obj[name]
+        raise RuneRuntimeError(f"tuple index {name} out of bounds")
+    if t in (Option, Result) and name == 0:
+        return obj.value
+    if t is RangeValue and name in ("start", "end"):
+        return getattr(obj, name)
+    raise RuneRuntimeError(f"`{type_name(obj)}` has no field `{name}`")
+
+
+def set_field(obj: Any, name: Any, value: Any) -> None:
+    t = type(obj)
+    if t is Instance:
+        if type(name) is int:
+            obj.values[name] = value
+        else:
+            obj.set(name, value)
+        return
+    if t is dict:
+        obj[name] = value
+        return
+    raise RuneRuntimeError(f"cannot assign field `{name}` of `{type_name(obj)}` (tuples are immutable here)")
+
+
+def cast(v: Any, target: str) -> Any:
+    t = type(v)
+    if target in ("f64", "f32"):
+        if t in (int, float):
+            return float(v)
+    elif target in ("i64", "u64", "usize", "isize", "i32", "u32", "u8", "i8", "u16", "i16"):
+        if t is float:
+            if math.isnan(v):
+                return 0
+            return max(I64_MIN, min(I64_MAX, int(v))) if math.isfinite(v) else (I64_MAX if v > 0 else I64_MIN)
+        if t is int:
+            if target == "u8":
+                return v & 0xFF
+            return v
+        if t is Char:
+            return ord(v)
+        if t is bool:
+            return int(v)
+    elif target == "char":
+        if t is int:
+            return Char(chr(v))
+        if t is Char:
+            return v
+    raise RuneRuntimeError(f"cannot cast `{type_name(v)}` to `{target}`")
+
+
+_TYPE_NAMES = {
+    "i64": int,
+    "u64": int,
+    "int": int,
+    "f64": float,
+    "float": float,
+    "bool": bool,
+    "String": str,
+    "char": Char,
+    "Vec": list,
+    "Tuple": tuple,
+    "Object": dict,
+    "Option": Option,
+    "Result": Result,
+    "Function": Function,
+}
+
+
+def is_type(v: Any, name: str, resolve: Callable[[], Any]) -> bool:
+    py = _TYPE_NAMES.get(name)
+    if name == "Tuple" and v is None:
+        return True  # unit is the empty tuple
+    if py is not None:
+        return type(v) is py
+    t = resolve()
+    if isinstance(t, TypeInfo):
+        return type(v) is Instance and (v.type is t or v.type.enum_name == t.name)
+    if isinstance(t, Instance):
+        return type(v) is Instance and v.type is t.type
+    return False
+
+
+def type_function(t: TypeInfo, name: str) -> Any:
+    return None
+
+
+def static_function(namespace: Any, name: str) -> Any:
+    if isinstance(namespace, dict):
+        return namespace.get(name)
+    return None
+
+
+def method_as_function(name: str) -> Function:
+    """``Vec::sort(v)`` / ``i64::min(a, b)``: a built-in method called through its type path."""
+    return Function(name, lambda recv, *args: call_method(recv, name, list(args)))

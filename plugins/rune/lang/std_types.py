@@ -1,0 +1,449 @@
+"""Method tables of the built-in types: String, Vec, Tuple, Object, Option, Result, numbers, char."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .errors import RuneRuntimeError
+from .iterators import RuneIterator
+from .limits import check_length
+from .runtime import I64_MAX, I64_MIN, cmp, debug, display, eq, iterate
+from .values import NONE, Bytes, Char, Function, Instance, Option, RangeValue, Result, TypeInfo, some
+
+STRING_MUTATORS = frozenset({"push_str", "push", "clear", "insert_str", "truncate", "pop"})
+
+
+def _key(v: Any) -> Any:
+    import functools
+
+    return functools.cmp_to_key(cmp)(v)
+
+
+def _sort(v: list, f: Any = None) -> None:
+    import functools
+
+    if f is None:
+        v.sort(key=functools.cmp_to_key(cmp))
+    else:
+
+        def order(a: Any, b: Any) -> int:
+            o = f(a, b)
+            return {"Less": -1, "Equal": 0, "Greater": 1}[o.type.name] if type(o) is Instance else o
+
+        v.sort(key=functools.cmp_to_key(order))
+
+
+def _int_check(r: int, op: str) -> int:
+    if I64_MIN <= r <= I64_MAX:
+        return r
+    raise RuneRuntimeError(f"integer overflow in `{op}`")
+
+
+def _checked(f: Callable[[int, int], int]) -> Callable[[int, int], Option]:
+    def run(a: int, b: int) -> Option:
+        try:
+            r = f(a, b)
+        except ZeroDivisionError:
+            return NONE
+        return some(r) if I64_MIN <= r <= I64_MAX else NONE
+
+    return run
+
+
+def _trunc_div(a: int, b: int) -> int:
+    if b == 0:
+        raise ZeroDivisionError
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _repeat(s: Any, k: int) -> Any:
+    check_length(len(s) * max(k, 0), "string")
+    return s * k
+
+
+def _vec_get(v: list, i: Any) -> Any:
+    if type(i) is RangeValue:
+        return some(v[range_slice(i, len(v))])
+    return some(v[i]) if type(i) is int and 0 <= i < len(v) else NONE
+
+
+def range_slice(r: RangeValue, n: int) -> slice:
+    start = r.start or 0
+    end = n if r.end is None else (r.end + 1 if r.inclusive else r.end)
+    if start < 0 or end > n or start > end:
+        raise RuneRuntimeError(f"range {debug(r)} out of bounds for length {n}")
+    return slice(start, end)
+
+
+def _push(v: list, x: Any) -> None:
+    if len(v) >= 10_000_000:
+        check_length(len(v) + 1, "vector")
+    v.append(x)
+
+
+def _extend(v: list, other: Any) -> None:
+    v.extend(iterate(other))
+    check_length(len(v), "vector")
+
+
+def _pop(v: list) -> Option:
+    return some(v.pop()) if v else NONE
+
+
+def _remove(v: list, i: int) -> Any:
+    if not 0 <= i < len(v):
+        raise RuneRuntimeError(f"index {i} out of bounds")
+    return v.pop(i)
+
+
+def _contains(v: Any, x: Any) -> bool:
+    return any(type(y) is type(x) and eq(y, x) for y in v)
+
+
+def _opt(v: Any) -> Option:
+    return some(v)
+
+
+def _dedup(v: list) -> None:
+    out: list = []
+    for x in v:
+        if not out or not eq(out[-1], x):
+            out.append(x)
+    v[:] = out
+
+
+def _split(s: str, sep: Any) -> RuneIterator:
+    return RuneIterator(iter(s.split(str(sep))))
+
+
+def _char_at(s: str, f: Callable[[str], Any]) -> Any:
+    return f(s)
+
+
+def parse_int(s: str) -> Result:
+    try:
+        v = int(s.strip() if False else s)
+        if I64_MIN <= v <= I64_MAX and s.strip() == s and "_" not in s:
+            return Result(True, v)
+    except ValueError:
+        pass
+    return Result(False, "invalid digit found in string")
+
+
+def _parse_float(s: str) -> Result:
+    try:
+        return Result(True, float(s))
+    except ValueError:
+        return Result(False, "invalid float literal")
+
+
+def _char_to_digit(c: str, radix: int) -> Option:
+    try:
+        d = int(c, radix)
+        return some(d)
+    except ValueError:
+        return NONE
+
+
+def _obj_get(d: dict, k: Any) -> Option:
+    return some(d[k]) if k in d else NONE
+
+
+def _obj_insert(d: dict, k: Any, v: Any) -> Option:
+    old = some(d[k]) if k in d else NONE
+    d[k] = v
+    return old
+
+
+def _obj_remove(d: dict, k: Any) -> Option:
+    return some(d.pop(k)) if k in d else NONE
+
+
+def _unwrap(o: Any) -> Any:
+    if type(o) is Option:
+        if o.is_some:
+            return o.value
+        raise _panic("called `Option::unwrap()` on a `None` value")
+    if o.is_ok:
+        return o.value
+    raise _panic(f"called `Result::unwrap()` on an `Err` value: {debug(o.value)}")
+
+
+def _expect(o: Any, msg: str) -> Any:
+    if (type(o) is Option and o.is_some) or (type(o) is Result and o.is_ok):
+        return o.value
+    raise _panic(msg)
+
+
+def _panic(msg: str) -> Exception:
+    from .errors import RunePanic
+
+    return RunePanic(msg)
+
+
+STRING = {
+    "len": lambda s: len(s.encode()),
+    "is_empty": lambda s: not s,
+    "chars": lambda s: RuneIterator(iter([Char(c) for c in s])),
+    "bytes": lambda s: RuneIterator(iter(s.encode())),
+    "as_bytes": lambda s: Bytes(s.encode()),
+    "to_uppercase": str.upper,
+    "to_lowercase": str.lower,
+    "trim": str.strip,
+    "trim_start": str.lstrip,
+    "trim_end": str.rstrip,
+    "starts_with": lambda s, p: s.startswith(str(p)),
+    "ends_with": lambda s, p: s.endswith(str(p)),
+    "contains": lambda s, p: p(s) if isinstance(p, Function) else str(p) in s,
+    "split": _split,
+    "split_whitespace": lambda s: RuneIterator(iter(s.split())),
+    "lines": lambda s: RuneIterator(iter(s.splitlines())),
+    "replace": lambda s, a, b: s.replace(str(a), str(b)),
+    "repeat": _repeat,
+    "to_string": lambda s: s,
+    "to_owned": lambda s: s,
+    "clone": lambda s: s,
+    "parse::<i64>": parse_int,
+    "parse": parse_int,
+    "find": lambda s, p: some(len(s[: s.find(str(p))].encode())) if str(p) in s else NONE,
+    "char_at": lambda s, i: (
+        some(Char(s.encode()[i:].decode(errors="ignore")[:1])) if 0 <= i < len(s.encode()) else NONE
+    ),
+    "get": lambda s, r: (
+        some(s.encode()[range_slice(r, len(s.encode()))].decode(errors="replace"))
+        if type(r) is RangeValue
+        else NONE
+    ),
+    "iter": lambda s: RuneIterator(iter([Char(c) for c in s])),
+    "into_bytes": lambda s: Bytes(s.encode()),
+    "capacity": lambda s: len(s.encode()),
+    "reserve": lambda s, n: None,
+    "shrink_to_fit": lambda s: None,
+    "split_once": lambda s, p: some(tuple(s.split(str(p), 1))) if str(p) in s else NONE,
+}
+
+VEC = {
+    "len": len,
+    "is_empty": lambda v: not v,
+    "push": _push,
+    "pop": _pop,
+    "get": _vec_get,
+    "first": lambda v: some(v[0]) if v else NONE,
+    "last": lambda v: some(v[-1]) if v else NONE,
+    "insert": lambda v, i, x: v.insert(i, x),
+    "remove": _remove,
+    "clear": lambda v: v.clear(),
+    "extend": _extend,
+    "contains": _contains,
+    "sort": _sort,
+    "sort_by": _sort,
+    "reverse": lambda v: v.reverse(),
+    "clone": lambda v: list(v),
+    "to_vec": lambda v: list(v),
+    "iter": lambda v: RuneIterator(iter(v)),
+    "iter_mut": lambda v: RuneIterator(iter(v)),
+    "into_iter": lambda v: RuneIterator(iter(v)),
+    "join": lambda v, sep: str(sep).join(display(x) for x in v),
+    "truncate": lambda v, k: v.__delitem__(slice(k, None)),
+    "swap": lambda v, a, b: v.__setitem__(slice(None), _swapped(v, a, b)),
+    "dedup": _dedup,
+    "retain": lambda v, f: v.__setitem__(slice(None), [x for x in v if f(x)]),
+    "split_off": lambda v, k: _split_off(v, k),
+    "resize": lambda v, k, x: _resize(v, k, x),
+}
+
+
+def _resize(v: list, k: int, x: Any) -> None:
+    check_length(k, "vector")
+    if k < len(v):
+        del v[k:]
+    else:
+        v.extend([x] * (k - len(v)))
+
+
+def _swapped(v: list, a: int, b: int) -> list:
+    out = list(v)
+    out[a], out[b] = out[b], out[a]
+    return out
+
+
+def _split_off(v: list, k: int) -> list:
+    tail = v[k:]
+    del v[k:]
+    return tail
+
+
+TUPLE = {
+    "len": len,
+    "is_empty": lambda v: not v,
+    "iter": lambda v: RuneIterator(iter(v)),
+    "get": _vec_get,
+    "clone": lambda v: v,
+}
+
+OBJECT = {
+    "len": len,
+    "is_empty": lambda d: not d,
+    "get": _obj_get,
+    "insert": _obj_insert,
+    "remove": _obj_remove,
+    "contains_key": lambda d, k: k in d,
+    "keys": lambda d: RuneIterator(iter(list(d.keys()))),
+    "values": lambda d: RuneIterator(iter(list(d.values()))),
+    "iter": lambda d: RuneIterator(iter(list(d.items()))),
+    "clear": lambda d: d.clear(),
+    "clone": lambda d: dict(d),
+}
+
+OPTION = {
+    "is_some": lambda o: o.is_some,
+    "is_none": lambda o: not o.is_some,
+    "unwrap": _unwrap,
+    "expect": _expect,
+    "unwrap_or": lambda o, d: o.value if o.is_some else d,
+    "unwrap_or_else": lambda o, f: o.value if o.is_some else f(),
+    "unwrap_or_default": lambda o: o.value if o.is_some else 0,
+    "map": lambda o, f: some(f(o.value)) if o.is_some else NONE,
+    "and_then": lambda o, f: f(o.value) if o.is_some else NONE,
+    "or": lambda o, other: o if o.is_some else other,
+    "or_else": lambda o, f: o if o.is_some else f(),
+    "filter": lambda o, f: o if o.is_some and f(o.value) else NONE,
+    "ok_or": lambda o, e: Result(True, o.value) if o.is_some else Result(False, e),
+    "ok_or_else": lambda o, f: Result(True, o.value) if o.is_some else Result(False, f()),
+    "iter": lambda o: RuneIterator(iter([o.value] if o.is_some else [])),
+    "take": lambda o: o,
+    "clone": lambda o: o,
+    "unwrap_none": lambda o: None,
+}
+
+RESULT = {
+    "is_ok": lambda r: r.is_ok,
+    "is_err": lambda r: not r.is_ok,
+    "unwrap": _unwrap,
+    "expect": _expect,
+    "unwrap_err": lambda r: (
+        r.value
+        if not r.is_ok
+        else (_ for _ in ()).throw(_panic("called `Result::unwrap_err()` on an `Ok` value"))
+    ),
+    "unwrap_or": lambda r, d: r.value if r.is_ok else d,
+    "unwrap_or_else": lambda r, f: r.value if r.is_ok else f(r.value),
+    "map": lambda r, f: Result(True, f(r.value)) if r.is_ok else r,
+    "map_err": lambda r, f: r if r.is_ok else Result(False, f(r.value)),
+    "and_then": lambda r, f: f(r.value) if r.is_ok else r,
+    "ok": lambda r: some(r.value) if r.is_ok else NONE,
+    "err": lambda r: NONE if r.is_ok else some(r.value),
+    "clone": lambda r: r,
+}
+
+INT = {
+    "abs": lambda a: _int_check(abs(a), "abs"),
+    "pow": lambda a, b: _int_check(a**b, "pow"),
+    "min": min,
+    "max": max,
+    "to_string": str,
+    "to_float": float,
+    "checked_add": _checked(lambda a, b: a + b),
+    "checked_sub": _checked(lambda a, b: a - b),
+    "checked_mul": _checked(lambda a, b: a * b),
+    "checked_div": _checked(_trunc_div),
+    "wrapping_add": lambda a, b: ((a + b + 2**63) % 2**64) - 2**63,
+    "wrapping_sub": lambda a, b: ((a - b + 2**63) % 2**64) - 2**63,
+    "wrapping_mul": lambda a, b: ((a * b + 2**63) % 2**64) - 2**63,
+    "saturating_add": lambda a, b: max(I64_MIN, min(I64_MAX, a + b)),
+    "saturating_sub": lambda a, b: max(I64_MIN, min(I64_MAX, a - b)),
+    "signum": lambda a: (a > 0) - (a < 0),
+    "is_positive": lambda a: a > 0,
+    "is_negative": lambda a: a < 0,
+    "clone": lambda a: a,
+    "cmp": lambda a, b: ordering_of(cmp(a, b)),
+    "rem_euclid": lambda a, b: a % abs(b),
+}
+
+FLOAT = {
+    "abs": abs,
+    "sqrt": math.sqrt,
+    "floor": math.floor,
+    "ceil": math.ceil,
+    "round": lambda f: float(round(f)),
+    "powf": lambda a, b: a**b,
+    "powi": lambda a, b: a**b,
+    "min": min,
+    "max": max,
+    "to_string": display,
+    "is_nan": math.isnan,
+    "is_infinite": math.isinf,
+    "is_finite": math.isfinite,
+    "sin": math.sin,
+    "cos": math.cos,
+    "tan": math.tan,
+    "ln": math.log,
+    "exp": math.exp,
+    "to_integer": int,
+    "clone": lambda f: f,
+    "trunc": lambda f: float(math.trunc(f)),
+}
+FLOAT["floor"] = lambda f: float(math.floor(f))
+FLOAT["ceil"] = lambda f: float(math.ceil(f))
+
+CHAR = {
+    "is_alphabetic": str.isalpha,
+    "is_numeric": str.isnumeric,
+    "is_alphanumeric": str.isalnum,
+    "is_whitespace": str.isspace,
+    "is_uppercase": str.isupper,
+    "is_lowercase": str.islower,
+    "is_digit": lambda c, r=10: _char_to_digit(c, r).is_some,
+    "to_digit": _char_to_digit,
+    "to_uppercase": lambda c: Char(c.upper()),
+    "to_lowercase": lambda c: Char(c.lower()),
+    "to_string": str,
+    "clone": lambda c: c,
+    "is_ascii": lambda c: ord(c) < 128,
+    "to_i64": ord,
+}
+
+BOOL = {"to_string": display, "clone": lambda b: b}
+FUNCTION = {"call": lambda f, *a: f(*a)}
+RANGE = {
+    "contains": lambda r, v: r.contains(v),
+    "iter": lambda r: RuneIterator(iterate(r)),
+    "into_iter": lambda r: RuneIterator(iterate(r)),
+}
+BYTES = {
+    "len": len,
+    "is_empty": lambda b: not b,
+    "push": lambda b, x: b.append(x),
+    "pop": lambda b: some(b.pop()) if b else NONE,
+    "clone": lambda b: Bytes(b),
+    "extend": lambda b, o: b.extend(o),
+}
+
+METHODS = {
+    str: STRING,
+    list: VEC,
+    tuple: TUPLE,
+    dict: OBJECT,
+    Option: OPTION,
+    Result: RESULT,
+    int: INT,
+    float: FLOAT,
+    Char: CHAR,
+    bool: BOOL,
+    Function: FUNCTION,
+    RangeValue: RANGE,
+    Bytes: BYTES,
+}
+
+ORDERING = TypeInfo("Ordering", "enum", [])
+for _name in ("Less", "Equal", "Greater"):
+    _t = TypeInfo(_name, "unit", [], "Ordering")
+    _t.unit_value = Instance(_t, [])
+    ORDERING.variants[_name] = _t
+
+
+def ordering_of(c: int) -> Instance:
+    return ORDERING.variants[("Less", "Equal", "Greater")[c + 1]].unit_value

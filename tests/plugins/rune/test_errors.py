@@ -1,0 +1,76 @@
+"""Runtime errors carry Rune positions, names of the offending thing and a Rune stack trace."""
+
+import pytest
+from toolmesh.plugins.rune.lang import RunePanic, RuneRuntimeError, compile_source
+
+ERRORS = [
+    (
+        "overflow",
+        "fn main() {\n  let x = 9223372036854775807;\n  x + 1\n}",
+        RuneRuntimeError,
+        "integer overflow in `+`",
+        3,
+        5,
+    ),
+    (
+        "mul overflow",
+        "fn main() { (-9223372036854775807 - 1) * -1 }",
+        RuneRuntimeError,
+        "integer overflow in `*`",
+        1,
+        40,
+    ),
+    ("mixed arithmetic", "fn main() {\n  1 + 1.0\n}", RuneRuntimeError, "`i64 + f64`", 2, 5),
+    ("mixed equality", "fn main() { 1 == 1.0 }", RuneRuntimeError, "cannot compare `i64` with `f64`", 1, 15),
+    ("division by zero", "fn main() { 1 / 0 }", RuneRuntimeError, "division by zero", 1, 15),
+    ("index", "fn main() {\n  let v = [1];\n  v[3]\n}", RuneRuntimeError, "index 3 out of bounds", 3, 4),
+    ("missing fn", "fn main() { nope() }", RuneRuntimeError, "missing item `nope`", 1, 13),
+    ("missing method", "fn main() { 1.frob() }", RuneRuntimeError, "missing method `frob` on `i64`", 1, 15),
+    ("missing field", "fn main() { #{a: 1}.b }", RuneRuntimeError, "missing field `b`", 1, 21),
+    ("panic", 'fn main() {\n  panic!("boom {}", 1)\n}', RunePanic, "boom 1", 2, 3),
+    ("assert_eq", "fn main() { assert_eq!(1, 2) }", RunePanic, "left: 1, right: 2", 1, 13),
+    ("unwrap none", "fn main() { None.unwrap() }", RunePanic, "`Option::unwrap()` on a `None`", 1, 18),
+    (
+        "bool condition",
+        "fn main() { if 1 { 2 } }",
+        RuneRuntimeError,
+        "expected `bool` condition, found `i64`",
+        1,
+        16,
+    ),
+    (
+        "arity",
+        "fn f(a) { a } fn main() { f(1, 2) }",
+        RuneRuntimeError,
+        "`f` expects 1 arguments, got 2",
+        1,
+        27,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "src", "kind", "fragment", "line", "col"), ERRORS, ids=[e[0] for e in ERRORS]
+)
+def test_runtime_error(name: str, src: str, kind: type, fragment: str, line: int, col: int) -> None:
+    unit = compile_source(src, "err.rn")
+    with pytest.raises(kind) as info:
+        unit.call("main")
+    err = info.value
+    assert fragment in err.message
+    assert (err.file, err.line, err.column) == ("err.rn", line, col)
+
+
+def test_panic_has_rune_stack_trace() -> None:
+    src = 'fn inner(x) {\n  panic!("bad {}", x)\n}\nfn outer() {\n  inner(7)\n}\nfn main() {\n  outer()\n}\n'
+    with pytest.raises(RunePanic) as info:
+        compile_source(src, "t.rn").call("main")
+    frames = [(f.function, f.line) for f in info.value.trace]
+    assert frames == [("inner", 2), ("outer", 5), ("main", 8)]
+    text = str(info.value)
+    assert "t.rn:2:3: bad 7" in text and "t.rn:5:3 in fn outer" in text
+
+
+def test_unknown_function_name_from_python() -> None:
+    with pytest.raises(RuneRuntimeError, match="missing function `nope`"):
+        compile_source("fn main() {}").call("nope")
