@@ -1,6 +1,7 @@
 """A pure-Python implementation of the Rune language.
 
-Pipeline: ``lexer`` -> ``parser`` (AST in ``nodes``) -> ``compiler`` (closures) -> runtime.
+Pipeline: ``lexer`` -> ``parser`` (AST in ``nodes``) -> ``codegen`` (a Python ``ast.Module``,
+compiled once into code objects) -> runtime.
 
     unit = compile_source(source, filename="tool.rn")
     unit.call("add", 1, 2)                # -> 3, Python values in and out

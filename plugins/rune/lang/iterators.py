@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections.abc import Iterator as PyIterator
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .runtime import cmp, op_add, op_mul
-from .values import NONE, Option, some
+from .limits import STATE
+from .runtime import I64_MAX, I64_MIN, cmp, op_add, op_mul
+from .values import NONE, Function, Option, some
 
 
 class RuneIterator:
@@ -31,11 +33,20 @@ def _truth(v: Any) -> bool:
     return v
 
 
+_INT_ONLY = frozenset({int})
+
+
 def _sum(it: PyIterator[Any]) -> Any:
-    total: Any = None
-    for v in it:
-        total = v if total is None else op_add(total, v)
-    return 0 if total is None else total
+    values = list(it)
+    if set(map(type, values)) <= _INT_ONLY:
+        total = sum(values)
+        # Partial sums of same-signed values are monotonic: no intermediate overflow.
+        if I64_MIN <= total <= I64_MAX and (not values or min(values) >= 0 or max(values) <= 0):
+            return total
+    result: Any = None
+    for v in values:
+        result = v if result is None else op_add(result, v)
+    return 0 if result is None else result
 
 
 def _product(it: PyIterator[Any]) -> Any:
@@ -86,6 +97,15 @@ def _last(it: PyIterator[Any]) -> Option:
     for v in it:
         out = some(v)
     return out
+
+
+def _filter(it: PyIterator[Any], f: Any) -> PyIterator[Any]:
+    for v in it:
+        keep = f(v)
+        if keep is True:
+            yield v
+        elif keep is not False:
+            raise RuneRuntimeError("predicate must return a bool")
 
 
 def _flat_map(it: PyIterator[Any], f: Any) -> PyIterator[Any]:
@@ -140,7 +160,7 @@ def _collect(it: PyIterator[Any]) -> list:
 # Adaptors return new iterators; consumers return values.
 ADAPTORS = {
     "map": lambda it, f: map(f, it),
-    "filter": lambda it, f: (v for v in it if _truth(f(v))),
+    "filter": _filter,
     "filter_map": lambda it, f: (o.value for o in map(f, it) if o.is_some),
     "enumerate": lambda it: enumerate(it),
     "zip": _zip,
@@ -181,7 +201,17 @@ CONSUMERS = {
 }
 
 
+def _bind(f: Any) -> Any:
+    """A Rune function as a plain Python callable with the current run bound (no extra frame)."""
+    if type(f) is Function:
+        return functools.partial(f.fn, STATE.run)
+    return f
+
+
 def iterator_method(it: RuneIterator, name: str, args: list[Any]) -> Any:
+    if name == "filter" and len(args) == 1 and type(args[0]) is Function and args[0].returns_bool:
+        return RuneIterator(filter(_bind(args[0]), it.it))  # the predicate always gives a bool
+    args = [_bind(a) for a in args]
     if name == "next":
         return _next(it)
     if name in ADAPTORS:

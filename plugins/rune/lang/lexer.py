@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 from .errors import RuneSyntaxError
 from .tokens import KEYWORDS, PUNCTUATION, Token
+
+_SPACE = re.compile(r"[ \t\r\n]+")
+_WORD = re.compile(r"\w+")
+_PUNCT = re.compile("|".join(re.escape(p) for p in PUNCTUATION))  # longest first
 
 _INT_SUFFIXES = ("i128", "u128", "i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8", "usize", "isize")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "`": "`", "$": "$"}
@@ -47,10 +53,25 @@ class Lexer:
             if tok.kind == "eof":
                 return out
 
+    def skip(self, n: int) -> str:
+        """Advance over ``n`` characters known to contain no newline."""
+        text = self.src[self.pos : self.pos + n]
+        self.pos += n
+        self.col += n
+        return text
+
     def next_token(self) -> Token | None:
         src = self.src
-        while self.pos < len(src) and src[self.pos] in " \t\r\n":
-            self.advance()
+        space = _SPACE.match(src, self.pos)
+        if space is not None:
+            text = space.group()
+            newlines = text.count("\n")
+            if newlines:
+                self.line += newlines
+                self.col = len(text) - text.rindex("\n")
+            else:
+                self.col += len(text)
+            self.pos = space.end()
         line, col = self.line, self.col
         if self.pos >= len(src):
             return Token("eof", None, line, col)
@@ -99,10 +120,7 @@ class Lexer:
         ):
             return self.raw_string(line, col)
         if ch.isalpha() or ch == "_":
-            start = self.pos
-            while self.pos < len(src) and (src[self.pos].isalnum() or src[self.pos] == "_"):
-                self.advance()
-            word = src[start : self.pos]
+            word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]
             if word in KEYWORDS:
                 return Token("kw", word, line, col)
             return Token("ident", word, line, col)
@@ -121,10 +139,9 @@ class Lexer:
             if start == self.pos:
                 raise self.error("expected label or char literal", line, col)
             return Token("label", src[start : self.pos], line, col)
-        for p in PUNCTUATION:
-            if src.startswith(p, self.pos):
-                self.advance(len(p))
-                return Token("punct", p, line, col)
+        punct = _PUNCT.match(src, self.pos)
+        if punct is not None:
+            return Token("punct", self.skip(punct.end() - self.pos), line, col)
         raise self.error(f"unexpected character {ch!r}", line, col)
 
     def number(self, line: int, col: int) -> Token:

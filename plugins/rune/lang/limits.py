@@ -1,8 +1,17 @@
-"""Per-run resource limits: instruction budget, recursion depth and allocation caps."""
+"""Per-run resource limits: instruction budget, recursion depth and allocation caps.
+
+The budget of a run is an iterator of ``budget`` ticks (``itertools.repeat``) passed to every
+compiled function as its first argument: function entry takes a tick with ``next()`` and loops
+zip their items with it, so the check costs a C-level step instead of Python arithmetic. The
+recursion depth is bounded by the Python recursion limit that ``Unit.call`` sets for the run
+(a Rune call to a known function is one Python frame)."""
 
 from __future__ import annotations
 
+import itertools
+import operator
 import threading
+from collections.abc import Iterator
 
 from .errors import RuneBudgetExceeded, RuneLimitError
 
@@ -11,14 +20,19 @@ MAX_DEPTH = 500
 MAX_LENGTH = 10_000_000  # elements of a vector or characters of a string
 
 
+Run = Iterator[bool]
+
+
+def new_run(budget: int = DEFAULT_BUDGET) -> Run:
+    return itertools.repeat(True, max(budget, 0))
+
+
 class RunState(threading.local):
-    """Mutable counters of the current run, per thread so concurrent ``call_async`` runs in
-    worker threads keep separate budgets; reset by ``Unit.call``."""
+    """The current run of this thread (concurrent ``call_async`` runs live in separate worker
+    threads), for values called back from Python helpers (iterator adaptors, host code)."""
 
     def __init__(self) -> None:
-        self.budget = DEFAULT_BUDGET
-        self.depth = 0
-        self.max_depth = MAX_DEPTH
+        self.run = new_run()
         self.max_length = MAX_LENGTH
 
 
@@ -29,8 +43,10 @@ def out_of_budget() -> None:
     raise RuneBudgetExceeded("instruction budget exhausted (timeout)")
 
 
-def too_deep() -> None:
-    raise RuneLimitError(f"recursion limit of {STATE.max_depth} calls exceeded")
+def loop_end(run: Run) -> None:
+    """After a ``for`` loop: it may have stopped because the budget ran out."""
+    if not operator.length_hint(run):
+        out_of_budget()
 
 
 def check_length(n: int, what: str) -> None:

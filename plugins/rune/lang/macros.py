@@ -1,100 +1,134 @@
-"""Compile the built-in macros: println!, print!, format!, panic!, assert!, assert_eq!, ..."""
+"""Code generation of the built-in macros: println!, print!, format!, panic!, assert!,
+assert_eq!, assert_ne!, dbg!, unreachable!, todo!, unimplemented!.
+
+Format strings made only of ``{}``, ``{:?}``, ``{N}`` and ``{name}`` compile to an f-string of
+``display``/``debug`` calls; anything else is formatted at run time by ``format_string``."""
 
 from __future__ import annotations
 
+import ast
 import re
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import nodes as n
-from .errors import RunePanic
-from .output import write
-from .runtime import debug, eq, format_string, truthy
 
 if TYPE_CHECKING:
-    from .compiler import Compiler
+    from .codegen import CodeGen
+
+    _Base = CodeGen
+else:
+    _Base = object
 
 _NAMED = re.compile(r"(?<!\{)\{([^\W\d]\w*)(?::[^}]*)?\}")
+_PIECE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[^{}]+|[{}]")
 
 
-def _formatter(c: Compiler, e: n.Macro, args: list[n.Node]) -> Callable[[list], str]:
-    if not args:
-        return lambda env: ""
-    if not isinstance(args[0], n.Lit) or type(args[0].value) is not str:
-        dynamic = c.expr(args[0])
-        rest_args = [c.expr(a) for a in args[1:]]
-        return lambda env: format_string(str(dynamic(env)), [a(env) for a in rest_args])
-    fmt = args[0].value
-    rest = [c.expr(a) for a in args[1:]]
-    named = {}
-    for name in set(_NAMED.findall(fmt)):
-        named[name] = c.expr(n.Path(e.line, e.col, [name]))
-    if not named:
-        return lambda env: format_string(fmt, [a(env) for a in rest])
-    return lambda env: format_string(fmt, [a(env) for a in rest], {k: v(env) for k, v in named.items()})
+def _plan(fmt: str, count: int) -> list[str | tuple[int | str, bool]] | None:
+    """Split a format string into text and (argument, debug) pieces, or None if it needs the
+    run-time formatter (width, precision, radix, bad references)."""
+    out: list[str | tuple[int | str, bool]] = []
+    auto = 0
+    for m in _PIECE.finditer(fmt):
+        text = m.group(0)
+        if text in ("{{", "}}"):
+            out.append(text[0])
+        elif m.group(1) is not None:
+            key, _, spec = m.group(1).partition(":")
+            if spec not in ("", "?"):
+                return None
+            if key == "":
+                if auto >= count:
+                    return None
+                ref: int | str = auto
+                auto += 1
+            elif key.isdigit():
+                if int(key) >= count:
+                    return None
+                ref = int(key)
+            else:
+                ref = key
+            out.append((ref, spec == "?"))
+        elif text in ("{", "}"):
+            return None
+        else:
+            out.append(text)
+    return out
 
 
-def compile_macro(c: Compiler, e: n.Macro) -> Callable[[list], Any]:
-    name = e.name
-    file, line, col = c.filename, e.line, e.col
-    if name in ("println", "print", "format", "panic", "eprintln", "eprint"):
-        fmt = _formatter(c, e, e.args)
+class MacroGen(_Base):
+    """Mixin of ``CodeGen`` for macros."""
+
+    def formatted(self, e: n.Macro, args: list[n.Node]) -> ast.expr:
+        if not args:
+            return self.K("")
+        if not isinstance(args[0], n.Lit) or type(args[0].value) is not str:
+            vals = self.exprs(args)
+            listed = ast.List(vals[1:], ast.Load(), **self.pos)
+            return self.call("_format", self.call("str", vals[0]), listed, self.K(None))
+        fmt = args[0].value
+        names = sorted(set(_NAMED.findall(fmt)))
+        vals = self.exprs([*args[1:], *(n.Path(e.line, e.col, [name]) for name in names)])
+        positional, named = vals[: len(args) - 1], dict(zip(names, vals[len(args) - 1 :]))
+        plan = _plan(fmt, len(positional))
+        if plan is None:
+            listed = ast.List(positional, ast.Load(), **self.pos)
+            table = (
+                ast.Dict([self.K(k) for k in named], list(named.values()), **self.pos)
+                if named
+                else self.K(None)
+            )
+            return self.call("_format", self.K(fmt), listed, table)
+        if len(positional) > 1 or named:
+            positional = [self.simple(v) for v in positional]
+            named = {k: self.simple(v) for k, v in named.items()}
+        parts: list[ast.expr] = []
+        for piece in plan:
+            if isinstance(piece, str):
+                parts.append(self.K(piece))
+                continue
+            ref, dbg = piece
+            value = positional[ref] if isinstance(ref, int) else named[ref]
+            value = self.call("_debug" if dbg else "_display", value)
+            parts.append(ast.FormattedValue(value, -1, None, **self.pos))
+        return ast.JoinedStr(parts, **self.pos) if parts else self.K("")
+
+    def x_Macro(self, e: n.Macro, want: bool) -> ast.expr:
+        name = e.name
+        if name in ("println", "print", "eprintln", "eprint"):
+            text = self.formatted(e, e.args)
+            if name.endswith("ln"):
+                text = self.binop(text, ast.Add(), self.K("\n"))
+            self.emit(ast.Expr(self.call("_write", text), **self.pos))
+            return self.K(None)
         if name == "format":
-            return fmt
+            return self.formatted(e, e.args)
         if name == "panic":
-
-            def panic(env: list) -> None:
-                raise RunePanic(fmt(env) or "explicit panic", file, line, col)
-
-            return panic
-        end = "\n" if name.endswith("ln") else ""
-
-        def output(env: list) -> None:
-            write(fmt(env) + end)
-
-        return output
-    if name == "assert":
-        cond = c.expr(e.args[0])
-        msg = _formatter(c, e, e.args[1:])
-
-        def assert_(env: list) -> None:
-            if not truthy(cond(env)):
-                raise RunePanic("assertion failed: " + (msg(env) or "condition is false"), file, line, col)
-
-        return assert_
-    if name in ("assert_eq", "assert_ne"):
-        left, right = c.expr(e.args[0]), c.expr(e.args[1])
-        msg = _formatter(c, e, e.args[2:])
-        want = name == "assert_eq"
-
-        def assert_eq(env: list) -> None:
-            a, b = left(env), right(env)
-            if eq(a, b) is not want:
-                op = "==" if want else "!="
-                extra = msg(env)
-                raise RunePanic(
-                    f"assertion failed: `left {op} right`: left: {debug(a)}, right: {debug(b)}"
-                    + (f": {extra}" if extra else ""),
-                    file,
-                    line,
-                    col,
-                )
-
-        return assert_eq
-    if name == "dbg":
-        args = [c.expr(a) for a in e.args]
-
-        def dbg(env: list) -> Any:
-            values = [a(env) for a in args]
-            for v in values:
-                write(debug(v) + "\n")
-            return values[0] if len(values) == 1 else None
-
-        return dbg
-    if name in ("unreachable", "todo", "unimplemented"):
-
-        def unreachable(env: list) -> None:
-            raise RunePanic(f"{name.replace('_', ' ')} code reached", file, line, col)
-
-        return unreachable
-    raise c.error(f"unknown macro `{name}!`", e)
+            self.emit(self.raise_(self.call("_panic", self.formatted(e, e.args))))
+            return self.K(None)
+        if name == "assert":
+            test = self.cond(e.args[0])
+            failed: list[ast.stmt] = []
+            saved = self.into(failed)
+            msg = self.formatted(e, e.args[1:])
+            self.emit(self.raise_(self.call("_assert_failed", msg)))
+            self.out = saved
+            self.if_(self.not_(test), failed)
+            return self.K(None)
+        if name in ("assert_eq", "assert_ne"):
+            a, b = (self.simple(v) for v in self.exprs(e.args[:2]))
+            want_eq = name == "assert_eq"
+            failed = []
+            saved = self.into(failed)
+            msg = self.formatted(e, e.args[2:])
+            self.emit(self.raise_(self.call("_assert_eq_failed", a, b, self.K(want_eq), msg)))
+            self.out = saved
+            self.if_(
+                ast.Compare(self.call("_eq", a, b), [ast.IsNot()], [self.K(want_eq)], **self.pos), failed
+            )
+            return self.K(None)
+        if name == "dbg":
+            return self.call("_dbg", ast.List(self.exprs(e.args), ast.Load(), **self.pos))
+        if name in ("unreachable", "todo", "unimplemented"):
+            self.emit(self.raise_(self.call("_panic", self.K(f"{name.replace('_', ' ')} code reached"))))
+            return self.K(None)
+        raise self.error(f"unknown macro `{name}!`", e)

@@ -398,7 +398,10 @@ class Parser(ItemParser, PatternParser):
         while self.at("::"):
             self.i += 1
             if self.at("<"):
+                first = self.peek()
                 self.skip_generics()
+                if names[-1] == "collect" and first.kind == "ident" and first.value in ("Object", "String"):
+                    names[-1] = f"collect::{first.value}"
                 continue
             names.append(self.ident())
         if self.at("!") and len(names) == 1 and self.peek().is_("punct", "("):

@@ -2,43 +2,95 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import Any
 
 from . import nodes as n
 from . import std_methods
-from .errors import RuneRuntimeError
-from .scope import FnScope
+from .errors import RuneError, RuneRuntimeError
 from .values import Instance, Module, TypeInfo
 
-if TYPE_CHECKING:
-    from .compiler import Compiler
+UNRESOLVED = object()  # what the compiler gets for a path it leaves to run time
+
+
+class NotReady(Exception):
+    """A ``const`` without a literal value was looked up at compile time."""
+
+
+class _Static(threading.local):
+    active = False
+
+
+_STATIC = _Static()
+
+
+@contextlib.contextmanager
+def static_resolution() -> Iterator[None]:
+    """Resolve paths for the compiler: consts are not evaluated (``NotReady``)."""
+    _STATIC.active = True
+    try:
+        yield
+    finally:
+        _STATIC.active = False
 
 
 class LazyUse:
     """A ``use`` import, resolved on first access so declaration order does not matter."""
 
-    def __init__(self, compiler: Compiler, decl: n.UseDecl, module: Module) -> None:
-        self.compiler, self.decl, self.module = compiler, decl, module
+    def __init__(self, decl: n.UseDecl, module: Module) -> None:
+        self.decl, self.module = decl, module
 
     def resolve(self) -> Any:
         return resolve_path(self.module, self.decl.path, None, skip_use=self)
 
 
 class LazyConst:
-    def __init__(self, compiler: Compiler, decl: n.ConstDecl, module: Module) -> None:
-        saved = compiler.module, compiler.scope
-        compiler.module, compiler.scope = module, FnScope("const")
-        self.code = compiler.expr(decl.value)
-        self.scope = compiler.scope
-        compiler.module, compiler.scope = saved
+    """A ``const`` item: ``fn`` is its compiled initializer, run on first use. A literal
+    initializer is known at once, so the compiler can inline it."""
+
+    def __init__(self, value: n.Node) -> None:
+        self.fn: Any = None
         self.done = False
-        self.value = None
+        self.value: Any = None
+        if isinstance(value, n.Unary) and value.op == "-" and isinstance(value.operand, n.Lit):
+            value = (
+                n.Lit(value.line, value.col, -value.operand.value)
+                if type(value.operand.value) in (int, float)
+                else value
+            )
+        if isinstance(value, n.Lit) and type(value.value) in (int, float, str, bool):
+            self.done, self.value = True, value.value
 
     def resolve(self) -> Any:
         if not self.done:
-            self.value = self.code([None] * self.scope.nslots)
+            if self.fn is None or _STATIC.active:
+                raise NotReady
+            from .limits import STATE
+
+            self.value = self.fn(STATE.run)
             self.done = True
         return self.value
+
+
+class LazyPath:
+    """An item path the compiler could not resolve (yet): resolved and cached when evaluated,
+    so a missing item is a runtime error at the place it is used."""
+
+    __slots__ = ("cache", "module", "names", "self_type")
+
+    def __init__(self, module: Module, names: list[str], self_type: TypeInfo | None) -> None:
+        self.module, self.names, self.self_type = module, names, self_type
+        self.cache: list = []
+
+    def __call__(self) -> Any:
+        if self.cache:
+            return self.cache[0]
+        value = resolve_path(self.module, self.names, self.self_type)
+        if not isinstance(value, RuneError):
+            self.cache.append(value)
+        return value
 
 
 def _lookup(module: Module, name: str, skip: Any = None) -> Any:

@@ -196,11 +196,6 @@ def op_not(a: Any) -> Any:
     raise RuneRuntimeError(f"unsupported operation `!{type_name(a)}`")
 
 
-def _same_kind(a: Any, b: Any) -> bool:
-    ta, tb = type(a), type(b)
-    return ta is tb or (ta in (str, Char) and tb in (str, Char) and False)
-
-
 def eq(a: Any, b: Any) -> bool:
     """Rune structural equality; comparing values of different types is an error."""
     ta, tb = type(a), type(b)
@@ -480,7 +475,98 @@ def iterate(v: Any) -> Iterator[Any]:
     raise RuneRuntimeError(f"`{type_name(v)}` is not iterable")
 
 
-def truthy(v: Any) -> bool:
-    if type(v) is bool:
-        return v
+# --- helpers of the generated code (slow paths and checks) -------------------------------
+
+
+def bad_condition(v: Any) -> bool:
     raise RuneRuntimeError(f"expected `bool` condition, found `{type_name(v)}`")
+
+
+def int_range(start: Any, end: Any, inclusive: bool) -> Iterator[Any]:
+    """The iterator of ``for x in start..end``: integer bounds only."""
+    if type(start) is not int or type(end) is not int:
+        raise RuneRuntimeError("only integer ranges can be iterated")
+    return iter(range(start, end + 1 if inclusive else end))
+
+
+def try_fail(v: Any) -> Any:
+    """``v?`` on an ``Err``/``None``: the value to return; anything else is an error."""
+    if type(v) is Result or type(v) is Option:
+        return v
+    raise RuneRuntimeError(f"`?` needs an Option or Result, found `{type_name(v)}`")
+
+
+def no_match(message: str) -> RuneRuntimeError:
+    return RuneRuntimeError(message)
+
+
+def misplaced(what: str) -> RuneRuntimeError:
+    return RuneRuntimeError(f"`{what}` outside of a loop")
+
+
+def arity(name: str, expected: int, given: int) -> Any:
+    raise RuneRuntimeError(f"`{name}` expects {expected} arguments, got {given}")
+
+
+def not_callable(t: TypeInfo) -> Any:
+    raise RuneRuntimeError(f"`{t.full_name}` is not callable")
+
+
+def tuple_set(t: tuple, i: int, v: Any) -> tuple:
+    if not 0 <= i < len(t):
+        raise RuneRuntimeError(f"tuple index {i} out of bounds")
+    return t[:i] + (v,) + t[i + 1 :]
+
+
+def new_struct(t: Any, path: str, given: dict) -> Instance:
+    if not isinstance(t, TypeInfo) or t.kind != "named":
+        raise RuneRuntimeError(f"`{path}` is not a struct with named fields")
+    missing = [f for f in t.fields if f not in given]
+    extra = [k for k in given if k not in t.fields]
+    if missing or extra:
+        what = f"missing field `{missing[0]}`" if missing else f"unknown field `{extra[0]}`"
+        raise RuneRuntimeError(f"{what} in `{t.full_name}`")
+    return Instance(t, [given[f] for f in t.fields])
+
+
+def struct_field(v: Instance, name: str) -> Any:
+    return v.get(name)
+
+
+def match_value(v: Any, target: Any) -> bool:
+    """A path pattern naming a value (a constant or unit struct)."""
+    if isinstance(target, TypeInfo):
+        return type(v) is Instance and v.type is target
+    if isinstance(target, Instance):
+        return type(v) is Instance and v.type is target.type
+    return type(v) is type(target) and eq(v, target)
+
+
+def select_ready(f: Any) -> bool:
+    if type(f) is not Future:
+        raise RuneRuntimeError(f"`select` needs futures, found `{type_name(f)}`")
+    return not f.done
+
+
+def select_take(f: Future) -> Any:
+    return f.resolve()
+
+
+def assert_failed(message: str) -> Exception:
+    from .errors import RunePanic
+
+    return RunePanic("assertion failed: " + (message or "condition is false"))
+
+
+def assert_eq_failed(a: Any, b: Any, want: bool, message: str) -> Exception:
+    from .errors import RunePanic
+
+    op = "==" if want else "!="
+    extra = f": {message}" if message else ""
+    return RunePanic(f"assertion failed: `left {op} right`: left: {debug(a)}, right: {debug(b)}{extra}")
+
+
+def panic(message: str) -> Exception:
+    from .errors import RunePanic
+
+    return RunePanic(message or "explicit panic")

@@ -11,9 +11,54 @@ from .iterators import ADAPTORS, CONSUMERS, RuneIterator, iterator_method
 from .limits import check_length
 from .runtime import I64_MAX, I64_MIN, cmp, debug, display, eq, iterate, type_name
 from .std_types import METHODS, ORDERING, STRING_MUTATORS, ordering_of, range_slice
-from .values import NONE, Bytes, Char, Function, Instance, Option, RangeValue, Result, TypeInfo, some
+from .values import (
+    NONE,
+    Bytes,
+    Char,
+    Function,
+    Instance,
+    Module,
+    Option,
+    RangeValue,
+    Result,
+    TypeInfo,
+    some,
+)
 
-__all__ = ["ORDERING", "STRING_MUTATORS", "call_method", "get_field", "get_index", "set_field", "set_index"]
+__all__ = [
+    "ORDERING",
+    "STRING_MUTATORS",
+    "call_method",
+    "call_value",
+    "get_field",
+    "get_index",
+    "invoke",
+    "set_field",
+    "set_index",
+]
+
+
+def invoke(run: Any, obj: Any, name: str, *args: Any) -> Any:
+    """``obj.name(args)`` from compiled code: user methods get the run state directly."""
+    if type(obj) is Instance:
+        ty = obj.type
+        m = ty.methods.get(name)
+        if m is None and ty.enum_name is not None:
+            m = getattr(ty, "enum", ty).methods.get(name)
+        if type(m) is Function:
+            return m.fn(run, obj, *args)
+    return call_method(obj, name, list(args))
+
+
+def call_value(f: Any, *args: Any) -> Any:
+    """Call a value that is not a Rune ``Function``: a tuple struct or variant, a host callable."""
+    if type(f) is Function:
+        return f.call(*args)
+    if callable(f) and not isinstance(f, Module):
+        if isinstance(f, TypeInfo) and f.kind != "tuple":
+            raise RuneRuntimeError(f"`{f.full_name}` is not callable")
+        return f(*args)
+    raise RuneRuntimeError(f"`{type_name(f)}` is not a function")
 
 
 def call_method(obj: Any, name: str, args: list[Any]) -> Any:
@@ -120,7 +165,7 @@ def get_field(obj: Any, name: Any) -> Any:
         if name in obj:
             return obj[name]
         raise RuneRuntimeError(f"missing field `{name}` in object")
-    if t is tuple and type(name) is int:
+    if (t is tuple or t is list) and type(name) is int:
         if name < len(obj):
             return obj[name]
         raise RuneRuntimeError(f"tuple index {name} out of bounds")

@@ -7,6 +7,7 @@ from typing import Any
 from .iterators import RuneIterator
 from .runtime import iterate
 from .std_methods import ORDERING
+from .std_types import GENERATOR_STATE, RANGE_TYPES
 from .values import NONE, Char, Module, Option, Result, some
 
 _out: list = []
@@ -130,7 +131,12 @@ def _std() -> Module:
             "f64": f64,
             "char": char,
             "collections": Module("collections", {}),
+            "slice": Module("slice", {"Iter": {}}),  # `Iter::collect(it)`: methods by path
             "any": Module("any", {"type_name_of_val": type_name_of_val}),
+            "ops": Module(
+                "ops",
+                {"generator": Module("generator", {"GeneratorState": GENERATOR_STATE}), **RANGE_TYPES},
+            ),
         },
     )
 

@@ -10,7 +10,21 @@ from .errors import RuneRuntimeError
 from .iterators import RuneIterator
 from .limits import check_length
 from .runtime import I64_MAX, I64_MIN, cmp, debug, display, eq, iterate
-from .values import NONE, Bytes, Char, Function, Instance, Option, RangeValue, Result, TypeInfo, some
+from .values import (
+    NONE,
+    Bytes,
+    Char,
+    Function,
+    Future,
+    Generator,
+    Instance,
+    Option,
+    RangeValue,
+    Result,
+    Stream,
+    TypeInfo,
+    some,
+)
 
 STRING_MUTATORS = frozenset({"push_str", "push", "clear", "insert_str", "truncate", "pop"})
 
@@ -422,7 +436,56 @@ BYTES = {
     "extend": lambda b, o: b.extend(o),
 }
 
+# Struct patterns over ranges (`RangeFrom { start }`): (start given, end given, inclusive).
+RANGE_KINDS = {
+    "RangeFull": (False, False, False),
+    "RangeFrom": (True, False, False),
+    "RangeTo": (False, True, False),
+    "RangeToInclusive": (False, True, True),
+    "Range": (True, True, False),
+    "RangeInclusive": (True, True, True),
+}
+RANGE_TYPES = {name: TypeInfo(name, "named", ["start", "end"]) for name in RANGE_KINDS}
+
+
+def is_range_kind(v: Any, name: str) -> bool:
+    if type(v) is not RangeValue:
+        return False
+    start, end, inclusive = RANGE_KINDS[name]
+    return (v.start is not None) == start and (v.end is not None) == end and v.inclusive == inclusive
+
+
+GENERATOR_STATE = TypeInfo("GeneratorState", "enum", [])
+for _name in ("Yielded", "Complete"):
+    GENERATOR_STATE.variants[_name] = TypeInfo(_name, "tuple", ["0"], "GeneratorState")
+
+
+def _gen_next(g: Generator) -> Option:
+    if g.finished:
+        return NONE
+    yielded, value = g.resume(None)
+    return some(value) if yielded else NONE
+
+
+def _gen_resume(g: Generator, value: Any) -> Instance:
+    yielded, out = g.resume(value)
+    return Instance(GENERATOR_STATE.variants["Yielded" if yielded else "Complete"], [out])
+
+
+GENERATOR = {
+    "next": _gen_next,
+    "resume": _gen_resume,
+    "iter": lambda g: RuneIterator(g.gen),
+    "into_iter": lambda g: RuneIterator(g.gen),
+}
+STREAM = {
+    "next": lambda g: Future.of(lambda: _gen_next(g)),
+    "resume": lambda g, v: Future.of(lambda: _gen_resume(g, v)),
+}
+
 METHODS = {
+    Generator: GENERATOR,
+    Stream: STREAM,
     str: STRING,
     list: VEC,
     tuple: TUPLE,

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import io
+import itertools
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import CodeType, TracebackType
 from typing import Any
 
 from . import nodes as n
 from .bridge import from_python, to_python
-from .compiler import Compiler
-from .control import BreakSignal, ContinueSignal, ReturnSignal
-from .errors import RuneError, RuneLimitError, RuneRuntimeError
-from .limits import DEFAULT_BUDGET, MAX_DEPTH, STATE
+from .codegen import CodeGen
+from .errors import Frame, RuneError, RuneLimitError, RuneRuntimeError
+from .limits import DEFAULT_BUDGET, MAX_DEPTH, STATE, new_run
 from .output import pop_sink, push_sink
 from .parser import parse
 from .values import Function, Future, Module
+
+# Python frames allowed above ``max_depth`` Rune calls for helpers (method dispatch, iterator
+# adaptors, output); a Rune call to a known function is exactly one Python frame.
+_FRAME_SLACK = 40
 
 
 @dataclass
@@ -43,6 +49,11 @@ class Unit:
     module: Module
     ast: n.File
     functions: dict[str, FunctionInfo] = field(default_factory=dict)
+    # File name of the compiled code and Python function name -> Rune function name, to map
+    # tracebacks of the compiled code back to Rune positions and frames.
+    codefile: str = field(default="", repr=False)
+    frames: dict[str, str] = field(default_factory=dict, repr=False)
+    codegen: CodeGen | None = field(default=None, repr=False)
 
     @property
     def docs(self) -> list[str]:
@@ -52,6 +63,12 @@ class Unit:
     def tests(self) -> list[str]:
         """Names of ``#[test]`` functions, in source order."""
         return [f.name for f in self.functions.values() if f.attribute("test")]
+
+    def compile_all(self) -> None:
+        """Generate and compile every function now; functions are otherwise compiled at their
+        first call, so this is where a compile error in a body surfaces early."""
+        if self.codegen is not None:
+            self.codegen.compile_all()
 
     def lookup(self, name: str) -> Function:
         value: Any = self.module
@@ -73,24 +90,32 @@ class Unit:
         """Call function ``name`` with Python values; returns its result converted by ``to_python``
         (or the Rune value with ``raw=True``). Output of ``print!`` goes to ``stdout``."""
         fn = self.lookup(name)
+        info = self.functions.get(name)
+        if info is not None and len(info.params) != len(args):
+            raise RuneRuntimeError(
+                f"`{name}` expects {len(info.params)} arguments, got {len(args)}", self.filename
+            )
         rune_args = [from_python(a) for a in args]
         sink = stdout.write if hasattr(stdout, "write") else stdout
-        saved = (STATE.budget, STATE.depth, STATE.max_depth)
-        STATE.budget, STATE.depth, STATE.max_depth = budget, 0, max_depth
+        run = new_run(budget)
+        saved = STATE.run
+        STATE.run = run
         old_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(old_limit, 40 * max_depth + 2000))
+        sys.setrecursionlimit(_stack_depth() + max_depth + _FRAME_SLACK)
         if sink is not None:
             push_sink(sink)
         try:
-            result = fn.call(*rune_args)
+            result = fn.fn(run, *rune_args)
             if type(result) is Future:
                 result = result.resolve()
             return result if raw else to_python(result)
         except RecursionError:
-            raise RuneLimitError(f"recursion limit exceeded in `{name}`", self.filename) from None
-        except (BreakSignal, ContinueSignal, ReturnSignal):
-            raise RuneRuntimeError("control flow escaped its function", self.filename) from None
-        except RuneError:
+            sys.setrecursionlimit(old_limit)
+            raise RuneLimitError(
+                f"recursion limit of {max_depth} calls exceeded in `{name}`", self.filename
+            ) from None
+        except RuneError as err:
+            self._locate(err, err.__traceback__)
             raise
         except (
             TypeError,
@@ -101,12 +126,38 @@ class Unit:
             OverflowError,
             AttributeError,
         ) as exc:
-            raise RuneRuntimeError(f"runtime error in `{name}`: {exc}", self.filename) from None
+            err = RuneRuntimeError(self._python_error(name, exc), self.filename)
+            self._locate(err, exc.__traceback__)
+            raise err from None
         finally:
             if sink is not None:
                 pop_sink()
             sys.setrecursionlimit(old_limit)
-            STATE.budget, STATE.depth, STATE.max_depth = saved
+            STATE.run = saved
+
+    def _python_error(self, name: str, exc: Exception) -> str:
+        """A Python exception from the runtime as a Rune message (arity errors of calls through
+        function values are Python ``TypeError``s naming the generated function)."""
+        m = _ARITY.match(str(exc))
+        if m and m.group(1) in self.frames:
+            expected, given = int(m.group(2)) - 1, int(m.group(3)) - 1  # minus the run argument
+            return f"`{self.frames[m.group(1)]}` expects {expected} arguments, got {given}"
+        return f"runtime error in `{name}`: {exc}"
+
+    def _locate(self, err: RuneError, tb: TracebackType | None) -> None:
+        """Give ``err`` the Rune position of the innermost compiled frame and a Rune trace."""
+        frames = []
+        while tb is not None:
+            code = tb.tb_frame.f_code
+            if code.co_filename == self.codefile and code.co_name in self.frames:
+                line, col = _position(code, tb.tb_lasti)
+                frames.append(Frame(self.frames[code.co_name], self.filename, line, col))
+            tb = tb.tb_next
+        if not frames:
+            return
+        if not err.line:
+            err.file, err.line, err.column = self.filename, frames[-1].line, frames[-1].column
+        err.trace = frames[::-1]
 
     async def call_async(self, name: str, *args: Any, **kwargs: Any) -> Any:
         """Like ``call`` but runs in a worker thread so the script can ``.await`` host coroutines."""
@@ -126,8 +177,8 @@ def compile_source(source: str, filename: str = "<script>", modules: dict[str, A
     root.items["crate"] = root
     for mod_name, items in (modules or {}).items():
         root.items[mod_name] = Module(mod_name, dict(items))
-    compiler = Compiler(filename, root)
-    statements = compiler.declare_items(ast.items, root)
+    gen = CodeGen(filename, root)
+    statements = gen.declare_items(ast.items, root)
     if statements and "main" not in root.items:
         body = n.Block(
             1,
@@ -135,10 +186,31 @@ def compile_source(source: str, filename: str = "<script>", modules: dict[str, A
             [s for s in statements if not _is_tail(s, statements)],
             statements[-1] if _is_tail(statements[-1], statements) else None,
         )
-        root.items["main"] = compiler.function(n.FnDecl(1, 1, "main", [], body), None)
-    unit = Unit(filename, root, ast)
+        root.items["main"] = gen.declare_fn(n.FnDecl(1, 1, "main", [], body), None)
+    codefile = f"<rune {next(_unit_ids)}: {filename}>"
+    gen.build(codefile)
+    unit = Unit(filename, root, ast, codefile=codefile, frames=gen.frames, codegen=gen)
     _collect_functions(unit, ast.items, "")
     return unit
+
+
+_unit_ids = itertools.count(1)
+_ARITY = re.compile(r"(\w+)\(\) takes (\d+) positional arguments? but (\d+) (?:were|was) given")
+
+
+def _stack_depth() -> int:
+    depth = 0
+    frame = sys._getframe(1)
+    while frame is not None:
+        depth += 1
+        frame = frame.f_back
+    return depth
+
+
+def _position(code: CodeType, lasti: int) -> tuple[int, int]:
+    for line, _, col, _ in itertools.islice(code.co_positions(), lasti // 2, None):
+        return line or 0, (col or 0) + 1
+    return 0, 0
 
 
 def _collect_functions(unit: Unit, items: list[n.Node], prefix: str) -> None:

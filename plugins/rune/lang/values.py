@@ -104,14 +104,29 @@ class Instance:
 
 
 class Function:
-    """A Rune function or closure value callable from both Rune and Python."""
+    """A Rune function or closure value.
 
-    __slots__ = ("call", "is_async", "is_generator", "name")
+    ``fn(run, *args)`` is the compiled code (it takes the current ``Run`` first); ``call(*args)``
+    is the same function for Python callers. Host code may build one from ``call`` alone."""
 
-    def __init__(self, name: str, call: Callable[..., Any], is_async: bool = False) -> None:
+    __slots__ = ("call", "fn", "is_async", "name", "returns_bool")
+
+    def __init__(
+        self,
+        name: str,
+        call: Callable[..., Any] | None = None,
+        is_async: bool = False,
+        fn: Callable[..., Any] | None = None,
+        returns_bool: bool = False,
+    ) -> None:
         self.name = name
-        self.call = call
         self.is_async = is_async
+        self.returns_bool = returns_bool  # statically known: lets `filter` skip its checks
+        if fn is None:
+            assert call is not None
+            fn = _stateless(call)
+        self.fn = fn
+        self.call = call if call is not None else _with_run(fn)
 
     def __call__(self, *args: Any) -> Any:
         return self.call(*args)
@@ -120,21 +135,73 @@ class Function:
         return f"<fn {self.name}>"
 
 
+def _stateless(call: Callable[..., Any]) -> Callable[..., Any]:
+    return lambda run, *args: call(*args)
+
+
+def _with_run(fn: Callable[..., Any]) -> Callable[..., Any]:
+    from .limits import STATE
+
+    return lambda *args: fn(STATE.run, *args)
+
+
 class Future:
-    """The value of calling an ``async fn`` or evaluating an ``async`` block; ``.await`` runs it."""
+    """The value of calling an ``async fn`` or evaluating an ``async`` block: ``fn(run, *args)``
+    runs when the future is first awaited (or taken by ``select``)."""
 
-    __slots__ = ("done", "result", "thunk")
+    __slots__ = ("args", "done", "fn", "result", "run")
 
-    def __init__(self, thunk: Callable[[], Any]) -> None:
-        self.thunk = thunk
+    def __init__(self, fn: Callable[..., Any], run: Any = None, args: tuple = ()) -> None:
+        self.fn = fn
+        self.run = run
+        self.args = args
         self.done = False
         self.result = None
 
+    @classmethod
+    def of(cls, thunk: Callable[[], Any]) -> Future:
+        """A future of a Python thunk (no run state)."""
+        return cls(lambda run: thunk())
+
     def resolve(self) -> Any:
         if not self.done:
-            self.result = self.thunk()
+            from .limits import STATE
+
+            self.result = self.fn(self.run or STATE.run, *self.args)
             self.done = True
+            self.fn = self.args = None  # type: ignore[assignment]
         return self.result
+
+
+class Generator:
+    """A suspended Rune generator (a function containing ``yield``): a Python generator."""
+
+    __slots__ = ("finished", "gen")
+
+    def __init__(self, gen: Any) -> None:
+        self.gen = gen
+        self.finished = False
+
+    def __rune_iter__(self) -> Any:
+        return self.gen
+
+    def resume(self, value: Any) -> tuple[bool, Any]:
+        """Send ``value``; returns (True, yielded) or (False, returned)."""
+        if self.finished:
+            from .errors import RuneRuntimeError
+
+            raise RuneRuntimeError("cannot resume a generator that has completed")
+        try:
+            return True, self.gen.send(value)
+        except StopIteration as stop:
+            self.finished = True
+            return False, stop.value
+
+
+class Stream(Generator):
+    """An ``async fn`` containing ``yield``: ``next()``/``resume()`` return futures."""
+
+    __slots__ = ()
 
 
 class RangeValue:

@@ -1,0 +1,554 @@
+"""Translate the Rune AST into Python ``ast`` modules compiled once into code objects (one per
+function, at its first call: see ``codegen_items``).
+
+Every Rune function becomes a Python function ``def F(_s, *params)`` taking the run state
+(budget) first; Rune locals are Python locals (one name per ``let``, so shadowing is exact);
+closures are built by module-level factories whose parameters are the captured values (Rune
+closures copy what they capture); generators are Python generators. Operators get inline fast
+paths guarded by ``type(x) is int`` with i64 range checks and call the checked helpers of
+``runtime`` only on the slow path. Expression statements are flattened: ``expr`` returns a
+Python expression and may first emit statements into ``self.out``.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+from typing import Any
+
+from . import nodes as n
+from . import std_methods
+from .codegen_control import ControlGen
+from .codegen_items import ItemsGen, Pending, unready
+from .codegen_ops import OpsGen
+from .codegen_patterns import PatternGen
+from .emit import Emitter, is_simple
+from .errors import RuneCompileError, RuneError
+from .macros import MacroGen
+from .numtypes import Facts
+from .resolve import UNRESOLVED, LazyPath, NotReady, resolve_path, static_resolution
+from .values import Char, Function, Module, TypeInfo
+
+# Float methods called inline on floats: the namespace binds these names to the functions of
+# the f64 method table.
+_FLOAT_METHODS = {"sqrt": "_f_sqrt", "abs": "_f_abs"}
+
+
+class FnCtx:
+    """Scope of the Python function being generated; closures resolve free names via ``parent``."""
+
+    def __init__(self, parent: FnCtx | None, numeric: dict[str, type]) -> None:
+        self.parent = parent
+        self.blocks: list[dict[str, str]] = [{}]
+        self.captures: dict[str, str] = {}  # outer Python name -> local Python name
+        self.assigned: set[str] = set()
+        self.loops: list[Any] = []
+        self.numeric = numeric  # Rune names bound only to ints (or only floats) in this function
+        self.types: dict[str, type] = {}  # Python name -> int/float when statically known
+        self.reassigned: set[str] = set()  # Rune names assigned with `=` / `op=`
+        self.flaggable: set[str] = set()  # parameters never reassigned
+        self.flags: dict[str, str] = {}  # parameter -> local holding `type(p) is int`
+        self.bounds: dict[str, tuple[int, int]] = {}  # int locals with known (min, max)
+
+
+class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
+    def __init__(self, filename: str, root: Module) -> None:
+        super().__init__()
+        self.filename = filename
+        self.root = root
+        self.module = root
+        self.self_type: TypeInfo | None = None
+        self.ctx = FnCtx(None, {})
+        self.pending: list[Pending] = []
+        self.defs: list[ast.stmt] = []
+        self.consts: dict[str, Any] = {}
+        self.const_names: dict[int, str] = {}
+        self.pynames: dict[int, str] = {}  # id(Function) -> Python name of its code
+        self.frames: dict[str, str] = {}  # Python function name -> Rune function name
+        self.bindings: list[tuple[Function, str]] = []  # closure values to bind after exec
+        self.bound = 0
+        self.stubbed = 0
+        self.codefile = ""
+        self.ns: dict[str, Any] = {}
+        self.lock = threading.RLock()
+        self.arity: dict[str, int] = {}
+
+    def error(self, message: str, node: n.Node) -> RuneCompileError:
+        return RuneCompileError(message, self.filename, node.line, node.col)
+
+    def k(self, value: Any) -> ast.Name:
+        """A module-level constant holding ``value``."""
+        name = self.const_names.get(id(value))
+        if name is None:
+            name = self.fresh("k")
+            self.consts[name] = value
+            self.const_names[id(value)] = name
+        return self.N(name)
+
+    def generate(self, p: Pending) -> None:
+        self.module, self.self_type = p.module, p.self_type
+        self.at(p.decl.line, p.decl.col)
+        self.ctx = FnCtx(None, {})
+        if isinstance(p.decl, n.ConstDecl):
+            self.defs.extend(self.function([], p.decl.value, p.pyname, p.display, False))
+        else:
+            decl = p.decl
+            self.defs.extend(self.function(decl.params, decl.body, p.pyname, p.display, decl.is_async))
+
+    def function(
+        self, params: list[n.Node], body: n.Node, pyname: str, display: str, is_async: bool
+    ) -> list[ast.stmt]:
+        """Python defs of one Rune function in the current ``self.ctx``: its body and, for async
+        functions and generators, the wrapper that returns a Future / Generator / Stream."""
+        facts = Facts(body)
+        self.ctx.numeric, self.ctx.reassigned, gen = facts.types, facts.assigned, facts.generator
+        inner = pyname if not (gen or is_async) else pyname + "_body"
+        self.frames[inner] = display
+        names = []
+        stmts: list[ast.stmt] = []
+        saved = self.into(stmts)
+        self.budget()
+        for p in params:
+            if isinstance(p, n.PBind):
+                names.append(self.declare(p.name))
+                if p.name not in facts.assigned and facts.operands.get(p.name, 0) > 1:
+                    self.ctx.flaggable.add(names[-1])
+            else:
+                arg = self.fresh("a")
+                names.append(arg)
+                self.let_pattern(p, self.N(arg), "argument did not match the parameter pattern")
+        self.tail_return(body)
+        self.out = saved
+        # `p_int = type(p) is int` once at entry for parameters tested more than once.
+        for param, flag in self.ctx.flags.items():
+            stmts.insert(
+                1,
+                ast.Assign(
+                    [ast.Name(flag, ast.Store(), **self.pos)], self.type_is(self.N(param), "int"), **self.pos
+                ),
+            )
+        defs: list[ast.stmt] = [self.fndef(inner, ["_s", *names], stmts)]
+        if gen or is_async:
+            args = [self.N("_s"), *(self.N(a) for a in names)]
+            if gen:
+                wrap = "_Stream" if is_async else "_Generator"
+                value = self.call(wrap, self.call(inner, *args))
+            else:
+                value = self.call("_Future", self.N(inner), self.N("_s"), self.tuple_(args[1:]))
+            defs.append(self.fndef(pyname, ["_s", *names], [ast.Return(value, **self.pos)]))
+        return defs
+
+    # --- scopes ---------------------------------------------------------------------------
+
+    def declare(self, name: str, kind: type | None = None, py: str | None = None) -> str:
+        py = py or self.fresh(name)
+        self.ctx.blocks[-1][name] = py
+        kind = kind or self.ctx.numeric.get(name)
+        if kind is not None:
+            self.ctx.types[py] = kind
+        return py
+
+    def lookup(self, name: str, ctx: FnCtx | None = None) -> str | None:
+        ctx = ctx or self.ctx
+        for block in reversed(ctx.blocks):
+            if name in block:
+                return block[name]
+        if ctx.parent is not None:
+            outer = self.lookup(name, ctx.parent)
+            if outer is not None:
+                ctx.captures[outer] = outer
+                ctx.blocks[0][name] = outer
+                kind = ctx.parent.types.get(outer)
+                if kind is not None and name not in ctx.reassigned:
+                    ctx.types[outer] = kind  # a copy the closure never reassigns
+                return outer
+        return None
+
+    def push(self) -> None:
+        self.ctx.blocks.append({})
+
+    def pop(self) -> None:
+        self.ctx.blocks.pop()
+
+    # --- statements -----------------------------------------------------------------------
+
+    def stmts_of(self, b: n.Block) -> list[n.Node]:
+        """Declare a block's items in a block-local module; returns its statements."""
+        items = [s for s in b.stmts if isinstance(s, n.Item)]
+        if items:
+            local = Module("<block>", dict(self.module.items))
+            self.declare_items(items, local)
+            self.module = local
+        return [s for s in b.stmts if not isinstance(s, n.Item)]
+
+    def block(self, b: n.Block, want: bool = True) -> ast.expr:
+        if b.is_async:
+            return self.async_block(b)
+        saved_module = self.module
+        self.push()
+        for s in self.stmts_of(b):
+            self.stmt(s)
+        v = self.expr(b.tail, want) if b.tail is not None else self.K(None)
+        self.pop()
+        self.module = saved_module
+        return v
+
+    def stmt(self, s: n.Node) -> None:
+        old = self.at(s.line, s.col)
+        if isinstance(s, n.Let) and isinstance(s.pattern, n.PBind):
+            if s.value is None:
+                self.assign(self.declare(s.pattern.name), self.K(None))
+            else:
+                py = self.fresh(s.pattern.name)  # bound after the value: `let x = x + 1`
+                self.value_into(py, s.value)
+                self.declare(s.pattern.name, py=py)
+        elif isinstance(s, n.Let):
+            value = self.expr(s.value) if s.value is not None else self.K(None)
+            if isinstance(s.pattern, n.PWild):
+                self.expr_stmt(value)
+            else:
+                self.let_pattern(s.pattern, self.simple(value), "let pattern did not match")
+        else:
+            e = s.expr if isinstance(s, n.ExprStmt) else s
+            self.expr_stmt(self.expr(e, want=False))
+        self.pos = old
+
+    def tail_return(self, e: n.Node) -> None:
+        """Emit ``return <e>``, pushing the return into the branches of blocks and ifs."""
+        old = self.at(e.line, e.col)
+        if isinstance(e, n.Block) and not e.is_async:
+            saved_module = self.module
+            self.push()
+            for s in self.stmts_of(e):
+                self.stmt(s)
+            if e.tail is not None:
+                self.tail_return(e.tail)
+            self.pop()
+            self.module = saved_module
+        elif isinstance(e, n.If):
+            self.push()
+            test = self.cond(e.cond)
+            then: list[ast.stmt] = []
+            saved = self.into(then)
+            self.tail_return(e.then)
+            self.out = saved
+            self.pop()
+            other: list[ast.stmt] = []
+            if e.otherwise is not None:
+                saved = self.into(other)
+                self.tail_return(e.otherwise)
+                self.out = saved
+            self.if_(test, then, other)
+        else:
+            v = self.expr(e)
+            if not (type(v) is ast.Constant and v.value is None):
+                self.ret(v)
+        self.pos = old
+
+    # --- expressions ----------------------------------------------------------------------
+
+    def expr(self, e: n.Node, want: bool = True) -> ast.expr:
+        old = self.at(e.line, e.col)
+        method = getattr(self, "x_" + type(e).__name__, None)
+        if method is None:
+            raise self.error(f"unsupported expression {type(e).__name__}", e)
+        v = method(e, want)
+        self.pos = old
+        return v
+
+    def exprs(self, nodes: list[n.Node]) -> list[ast.expr]:
+        """Compile operands left to right; earlier values are spilled into temporaries when a
+        later operand emits statements, so evaluation order is kept."""
+        vals: list[ast.expr] = []
+        for node in nodes:
+            mark = len(self.out)
+            v = self.expr(node)
+            if len(self.out) > mark and any(not is_simple(p) for p in vals):
+                new = self.out[mark:]
+                del self.out[mark:]
+                vals = [self.simple(p) for p in vals]
+                self.out.extend(new)
+            vals.append(v)
+        return vals
+
+    def x_Lit(self, e: n.Lit, want: bool) -> ast.expr:
+        v = e.value
+        if type(v) is n.CharValue:
+            return self.k(Char(v))
+        if type(v) is n.BytesValue:
+            return self.call("_Bytes", self.k(bytes(v)))
+        return self.K(v)
+
+    def x_Template(self, e: n.Template, want: bool) -> ast.expr:
+        parts: list[ast.expr] = []
+        vals = self.exprs([p for p in e.parts if not isinstance(p, str)])
+        it = iter(vals)
+        nodes = iter([p for p in e.parts if not isinstance(p, str)])
+        for p in e.parts:
+            if isinstance(p, str):
+                parts.append(self.K(p))
+                continue
+            v, node = next(it), next(nodes)
+            if self.static_type(node) not in (int, str):
+                v = self.call("_display", v)
+            parts.append(ast.FormattedValue(v, -1, None, **self.pos))
+        return ast.JoinedStr(parts, **self.pos)
+
+    def x_Path(self, e: n.Path, want: bool) -> ast.expr:
+        if len(e.names) == 1:
+            py = self.lookup(e.names[0])
+            if py is not None:
+                return self.N(py)
+        value = self.static(e.names)
+        if value is UNRESOLVED:
+            return self.call(self.k(LazyPath(self.module, e.names, self.self_type)))
+        if type(value) in (int, float, str, bool) or value is None:
+            return self.K(value)
+        return self.k(value)
+
+    def static(self, names: list[str]) -> Any:
+        """Resolve an item path now, or ``UNRESOLVED`` to resolve it when evaluated."""
+        with static_resolution():
+            try:
+                return resolve_path(self.module, names, self.self_type)
+            except (RuneError, NotReady):
+                return UNRESOLVED
+
+    def x_TupleLit(self, e: n.TupleLit, want: bool) -> ast.expr:
+        if not e.items:
+            return self.K(None)
+        return self.tuple_(self.exprs(e.items))
+
+    def x_VecLit(self, e: n.VecLit, want: bool) -> ast.expr:
+        return ast.List(self.exprs(e.items), ast.Load(), **self.pos)
+
+    def x_ObjectLit(self, e: n.ObjectLit, want: bool) -> ast.expr:
+        keys = [k for k, _ in e.fields]
+        vals = self.exprs([v for _, v in e.fields])
+        if e.path is None:
+            return ast.Dict([self.K(k) for k in keys], vals, **self.pos)
+        t = self.static(e.path)
+        if (
+            isinstance(t, TypeInfo)
+            and t.kind == "named"
+            and sorted(keys) == sorted(t.fields)
+            and len(set(keys)) == len(keys)
+        ):
+            vals = [self.simple(v) for v in vals] if keys != t.fields else vals
+            by_key = dict(zip(keys, vals))
+            items = ast.List([by_key[f] for f in t.fields], ast.Load(), **self.pos)
+            return self.call("_Instance", self.k(t), items)
+        target = (
+            self.k(t)
+            if t is not UNRESOLVED
+            else self.call(self.k(LazyPath(self.module, e.path, self.self_type)))
+        )
+        return self.call(
+            "_new_struct",
+            target,
+            self.K("::".join(e.path)),
+            ast.Dict([self.K(k) for k in keys], vals, **self.pos),
+        )
+
+    def x_Call(self, e: n.Call, want: bool) -> ast.expr:
+        old = self.at(e.func.line, e.func.col)
+        func = e.func
+        target: Any = UNRESOLVED
+        if isinstance(func, n.Path) and not (len(func.names) == 1 and self.lookup(func.names[0])):
+            target = self.static(func.names)
+        if target is UNRESOLVED:
+            vals = [self.simple(v) for v in self.exprs([func, *e.args])]
+            f, args = vals[0], vals[1:]
+            v = self.ifexp(
+                self.type_is(f, "_Function"),
+                self.call(self.attr(f, "fn"), self.N("_s"), *args),
+                self.call("_call_value", f, *args),
+            )
+            self.pos = old
+            return v
+        args = self.exprs(e.args)
+        py = self.pynames.get(id(target)) if type(target) is Function else None
+        if py is not None:
+            if self.arity[py] != len(args):
+                v = self.call("_arity", self.K(target.name), self.K(self.arity[py]), self.K(len(args)))
+            else:
+                v = self.call(py, self.N("_s"), *args)
+        elif isinstance(target, TypeInfo) and target.kind != "tuple":
+            v = self.call("_not_callable", self.k(target))
+        elif callable(target) and not isinstance(target, Module):
+            v = self.call(self.k(target), *args)
+        else:
+            v = self.call("_call_value", self.k(target), *args)
+        self.pos = old
+        return v
+
+    def x_MethodCall(self, e: n.MethodCall, want: bool) -> ast.expr:
+        vals = self.exprs([e.receiver, *e.args])
+        obj, args = self.simple(vals[0]), vals[1:]
+        kind = self.static_type(e.receiver)
+        place = isinstance(e.receiver, (n.Path, n.Field, n.Index))
+        if e.name in std_methods.STRING_MUTATORS and place and kind in (None, str):
+            return self.string_mutator(e, obj, [self.simple(a) for a in args])
+        return self.method(obj, e.name, args, kind)
+
+    def method(self, obj: ast.expr, name: str, args: list[ast.expr], kind: type | None = None) -> ast.expr:
+        """``obj.name(args)`` for a simple ``obj`` of static type ``kind``: inline paths for
+        `len` and for `push` on vectors."""
+        if name == "len" and not args:
+            if kind is str:  # a String's length is in UTF-8 bytes
+                return self.call("len", self.call(self.attr(obj, "encode")))
+            fast = self.call("len", obj)
+            if kind in (list, dict):
+                return fast
+            slow = self.call("_invoke", self.N("_s"), obj, self.K(name))
+            return self.ifexp(self.type_is(obj, "list"), fast, slow)
+        if name == "push" and len(args) == 1:
+            arg = self.simple(args[0])
+            room = self.compare(self.call("len", obj), [ast.Lt()], [self.K(9_999_999)])
+            test = room if kind is list else self.and_(self.type_is(obj, "list"), room)
+            return self.ifexp(
+                test,
+                self.call(self.attr(obj, "append"), arg),
+                self.call("_invoke", self.N("_s"), obj, self.K(name), arg),
+            )
+        if name in _FLOAT_METHODS and not args and kind in (float, None):
+            fast = self.call(_FLOAT_METHODS[name], obj)
+            if kind is float:
+                return fast
+            return self.ifexp(
+                self.type_is(obj, "float"), fast, self.call("_invoke", self.N("_s"), obj, self.K(name))
+            )
+        return self.call("_invoke", self.N("_s"), obj, self.K(name), *args)
+
+    def string_mutator(self, e: n.MethodCall, obj: ast.expr, args: list[ast.expr]) -> ast.expr:
+        """Strings are values here: ``s.push_str(x)`` stores the new string back into ``s``."""
+        result = self.fresh("m")
+        new = self.fresh("s")
+        general: list[ast.stmt] = []
+        saved = self.into(general)
+        then: list[ast.stmt] = []
+        self.into(then)
+        unpack = ast.Tuple(
+            [ast.Name(new, ast.Store(), **self.pos), ast.Name(result, ast.Store(), **self.pos)],
+            ast.Store(),
+            **self.pos,
+        )
+        listed = ast.List(args, ast.Load(), **self.pos)
+        self.emit(ast.Assign([unpack], self.call("_mutate_string", obj, self.K(e.name), listed), **self.pos))
+        self.store(e.receiver, self.N(new))
+        other: list[ast.stmt] = []
+        self.into(other)
+        self.assign(result, self.method(obj, e.name, args))
+        self.out = general
+        self.if_(self.type_is(obj, "str"), then, other)
+        self.out = saved
+        if (
+            e.name == "push_str"
+            and len(args) == 1
+            and type(obj) is ast.Name
+            and self.lookup_local(e.receiver) == obj.id
+        ):
+            # `s = s + x` on the variable itself: CPython appends in place.
+            fast: list[ast.stmt] = []
+            self.into(fast)
+            self.assign(obj.id, self.binop(obj, ast.Add(), args[0]))
+            too_long = self.compare(self.call("len", obj), [ast.Gt()], [self.K(9_999_999)])
+            self.if_(
+                too_long,
+                [ast.Expr(self.call("_check_length", self.call("len", obj), self.K("string")), **self.pos)],
+            )
+            self.assign(result, self.K(None))
+            self.out = saved
+            self.if_(self.and_(self.type_is(obj, "str"), self.type_is(args[0], "str")), fast, general)
+        else:
+            self.out.extend(general)
+        return self.N(result)
+
+    def lookup_local(self, e: n.Node) -> str | None:
+        if isinstance(e, n.Path) and len(e.names) == 1:
+            return self.lookup(e.names[0])
+        return None
+
+    def x_Await(self, e: n.Await, want: bool) -> ast.expr:
+        return self.call("_await", self.expr(e.operand))
+
+    def x_Block(self, e: n.Block, want: bool) -> ast.expr:
+        return self.block(e, want)
+
+    def x_Closure(self, e: n.Closure, want: bool) -> ast.expr:
+        return self.closure(e.params, e.body, e.is_async, "closure")
+
+    def async_block(self, b: n.Block) -> ast.expr:
+        inner = n.Block(b.line, b.col, b.stmts, b.tail, False)
+        fn = self.closure([], inner, False, "async block")
+        return self.call("_Future", self.attr(fn, "fn"), self.N("_s"))
+
+    def closure(self, params: list[n.Node], body: n.Node, is_async: bool, display: str) -> ast.expr:
+        """A factory at module level takes the captured values and returns the closure's code;
+        captures assigned inside the closure are copied into locals at each call."""
+        outer = self.ctx
+        self.ctx = FnCtx(outer, {})
+        self.ctx.loops = []
+        pyname = self.fresh("closure")
+        defs = self.function(params, body, pyname, display, is_async)
+        ctx = self.ctx
+        self.ctx = outer
+        captured = list(ctx.captures)
+        body_tail = body.tail if isinstance(body, n.Block) and not body.stmts else body
+        returns_bool = body_tail is not None and self.is_bool(body_tail) and not is_async
+        if not captured:
+            self.defs.extend(defs)
+            fn = Function(display, call=unready, is_async=is_async, returns_bool=returns_bool)
+            self.bindings.append((fn, pyname))
+            return self.k(fn)
+        factory = self.fresh("make")
+        fparams = []
+        for name in captured:
+            if name in ctx.assigned:
+                fparams.append(name + "_c")
+                body_def = defs[0]
+                assert isinstance(body_def, ast.FunctionDef)
+                body_def.body.insert(
+                    0, ast.Assign([ast.Name(name, ast.Store(), **self.pos)], self.N(name + "_c"), **self.pos)
+                )
+            else:
+                fparams.append(name)
+        self.defs.append(self.fndef(factory, fparams, [*defs, ast.Return(self.N(pyname), **self.pos)]))
+        return self.call(
+            "_Function",
+            self.K(display),
+            self.K(None),
+            self.K(is_async),
+            self.call(factory, *(self.N(c) for c in captured)),
+            self.K(returns_bool),
+        )
+
+    def x_Range(self, e: n.Range, want: bool) -> ast.expr:
+        start, end = self.exprs([e.start or n.Lit(e.line, e.col, None), e.end or n.Lit(e.line, e.col, None)])
+        return self.call("_RangeValue", start, end, self.K(e.inclusive))
+
+    def x_Cast(self, e: n.Cast, want: bool) -> ast.expr:
+        return self.call("_cast", self.expr(e.operand), self.K(e.type_name))
+
+    def x_Is(self, e: n.Is, want: bool) -> ast.expr:
+        v = self.expr(e.operand)
+        target = self.static(e.type_path)
+        resolver = (
+            self.k(LazyPath(self.module, e.type_path, self.self_type))
+            if target is UNRESOLVED
+            else self.k(_Const(target))
+        )
+        test = self.call("_is_type", v, self.K(e.type_path[-1]), resolver)
+        return self.not_(test) if e.negate else test
+
+
+class _Const:
+    """A resolver that returns a value found at compile time."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __call__(self) -> Any:
+        return self.value

@@ -1,0 +1,343 @@
+"""Code generation of control flow: conditions, ``if``, loops, labelled ``break``/``continue``,
+``return``, ``?``, ``match``, ``yield`` and ``select``.
+
+Loops are Python loops with the budget check at the back-edge. Python has no labels: a
+``break 'outer`` sets the target loop's flag (1 = break, 2 = continue) and breaks the
+innermost loop; every loop it crosses tests the flag right after it ends."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from . import nodes as n
+
+if TYPE_CHECKING:
+    from .codegen import CodeGen
+
+    _Base = CodeGen
+else:
+    _Base = object
+
+
+class LoopCtx:
+    __slots__ = ("exits", "flag", "label", "result")
+
+    def __init__(self, label: str | None, result: str | None) -> None:
+        self.label = label
+        self.result = result  # Python name receiving `break value`
+        self.flag: str | None = None
+        self.exits: list[LoopCtx] = []  # outer loops that a labelled jump inside this one targets
+
+
+class ControlGen(_Base):
+    """Mixin of ``CodeGen`` for control-flow expressions."""
+
+    def cond(self, c: n.Node) -> ast.expr:
+        """A Python bool; Rune conditions must be `bool` (checked unless statically known)."""
+        old = self.at(c.line, c.col)
+        if isinstance(c, n.LetCond):
+            v = self.simple(self.expr(c.value))
+            test = self.pattern(c.pattern, v)
+            self.pos = old
+            return test if test is not None else self.K(True)
+        v = self.expr(c)
+        if not self.is_bool(c):
+            v = self.simple(v)
+            if type(v) is ast.Constant:
+                bad = self.call("_bad_condition", v)
+                self.pos = old
+                return bad
+            check = self.and_(
+                ast.Compare(v, [ast.IsNot()], [self.K(False)], **self.pos), self.call("_bad_condition", v)
+            )
+            v = self.or_(self.is_(v, self.K(True)), check)
+        self.pos = old
+        return v
+
+    def logical(self, e: n.Binary) -> ast.expr:
+        left = self.cond(e.left)
+        rest: list[ast.stmt] = []
+        saved = self.into(rest)
+        right = self.cond(e.right)
+        self.out = saved
+        if not rest:
+            op = ast.And() if e.op == "&&" else ast.Or()
+            return ast.BoolOp(op, [left, right], **self.pos)
+        r = self.fresh("b")
+        self.assign(r, left)
+        rest.append(ast.Assign([ast.Name(r, ast.Store(), **self.pos)], right, **self.pos))
+        self.if_(self.N(r) if e.op == "&&" else self.not_(self.N(r)), rest)
+        return self.N(r)
+
+    def branch(self, e: n.Node | None, want: bool, result: str | None) -> list[ast.stmt]:
+        stmts: list[ast.stmt] = []
+        if e is None:
+            return stmts
+        saved = self.into(stmts)
+        v = self.block(e, want) if isinstance(e, n.Block) else self.expr(e, want)
+        if result is not None:
+            self.assign(result, v)
+        else:
+            self.expr_stmt(v)
+        self.out = saved
+        return stmts
+
+    def x_If(self, e: n.If, want: bool) -> ast.expr:
+        self.push()
+        test = self.cond(e.cond)
+        result = self.fresh("r") if want else None
+        then = self.branch(e.then, want, result)
+        self.pop()
+        other = self.branch(e.otherwise, want, result)
+        if result is None:
+            self.if_(test, then, other)
+            return self.K(None)
+        if (
+            len(then) == 1
+            and (len(other) == 1 or e.otherwise is None)
+            and isinstance(then[0], ast.Assign)
+            and (e.otherwise is None or isinstance(other[0], ast.Assign))
+        ):
+            a = then[0].value
+            b = other[0].value if other else self.K(None)
+            return self.ifexp(test, a, b)
+        if e.otherwise is None:
+            other = [ast.Assign([ast.Name(result, ast.Store(), **self.pos)], self.K(None), **self.pos)]
+        self.if_(test, then, other)
+        return self.N(result)
+
+    # --- loops ----------------------------------------------------------------------------
+
+    def loop(self, label: str | None, want: bool) -> LoopCtx:
+        loop = LoopCtx(label, self.fresh("r") if want else None)
+        if loop.result is not None:
+            self.assign(loop.result, self.K(None))
+        self.ctx.loops.append(loop)
+        return loop
+
+    def end_loop(self, loop: LoopCtx, stmt: ast.stmt) -> ast.expr:
+        """Emit the loop statement (with its flag reset before it) and the checks of labelled
+        jumps that cross it."""
+        self.ctx.loops.pop()
+        if loop.flag is not None:
+            self.assign(loop.flag, self.K(0))
+        self.emit(stmt)
+        for target in loop.exits:
+            flag = self.N(target.flag)
+            if self.ctx.loops and target is self.ctx.loops[-1]:
+                again = [
+                    ast.Assign([ast.Name(target.flag, ast.Store(), **self.pos)], self.K(0), **self.pos),
+                    ast.Continue(**self.pos),
+                ]
+                is_break = self.compare(flag, [ast.Eq()], [self.K(1)])
+                self.if_(self.N(target.flag), [ast.If(is_break, [ast.Break(**self.pos)], again, **self.pos)])
+            else:
+                self.if_(flag, [ast.Break(**self.pos)])
+        return self.N(loop.result) if loop.result is not None else self.K(None)
+
+    def loop_body(self, body: n.Block, stmts: list[ast.stmt]) -> list[ast.stmt]:
+        saved = self.into(stmts)
+        self.expr_stmt(self.block(body, want=False))
+        self.out = saved
+        return stmts
+
+    def ticking(self, body: list[ast.stmt]) -> ast.For:
+        """``for _ in _s: body`` + ``else: _oob()``: each iteration takes one tick of the run's
+        budget iterator; the loop ends by ``break`` or when the budget is exhausted."""
+        exhausted = [ast.Expr(self.call("_oob"), **self.pos)]
+        body = body or [ast.Pass(**self.pos)]
+        return ast.For(ast.Name("_", ast.Store(), **self.pos), self.N("_s"), body, exhausted, **self.pos)
+
+    def x_While(self, e: n.While, want: bool) -> ast.expr:
+        loop = self.loop(e.label, want)
+        self.push()
+        head: list[ast.stmt] = []
+        saved = self.into(head)
+        test = self.cond(e.cond)
+        self.out = saved
+        head.append(ast.If(self.not_(test), [ast.Break(**self.pos)], [], **self.pos))
+        stmt = self.ticking(self.loop_body(e.body, head))
+        self.pop()
+        return self.end_loop(loop, stmt)
+
+    def x_Loop(self, e: n.Loop, want: bool) -> ast.expr:
+        loop = self.loop(e.label, want)
+        stmt = self.ticking(self.loop_body(e.body, []))
+        return self.end_loop(loop, stmt)
+
+    def x_For(self, e: n.For, want: bool) -> ast.expr:
+        it = e.iterable
+        is_range = isinstance(it, n.Range) and it.start is not None and it.end is not None
+        if is_range:
+            start, end = self.exprs([it.start, it.end])
+            source = self.call("_range", start, end, self.K(it.inclusive))
+        else:
+            source = self.call("_iterate", self.expr(it))
+        loop = self.loop(e.label, want)
+        self.push()
+        head: list[ast.stmt] = []
+        if isinstance(e.pattern, n.PBind):
+            var = self.declare(e.pattern.name, int if is_range else None)
+            if is_range and e.pattern.name not in self.ctx.reassigned:
+                ends = (start, end)
+                if all(type(x) is ast.Constant and type(x.value) is int for x in ends):
+                    last = end.value if it.inclusive else end.value - 1
+                    self.ctx.bounds[var] = (start.value, max(start.value, last))
+        else:
+            var = self.fresh("v")
+            saved = self.into(head)
+            if not isinstance(e.pattern, n.PWild):
+                self.let_pattern(e.pattern, self.N(var), "for pattern did not match")
+            self.out = saved
+        body = self.loop_body(e.body, head)
+        self.pop()
+        # zip() takes one budget tick per item and stops early when the budget is exhausted.
+        target = ast.Tuple(
+            [ast.Name(var, ast.Store(), **self.pos), ast.Name("_", ast.Store(), **self.pos)],
+            ast.Store(),
+            **self.pos,
+        )
+        ticked = self.call("zip", source, self.N("_s"))
+        done = [ast.Expr(self.call("_loop_end", self.N("_s")), **self.pos)]
+        stmt = ast.For(target, ticked, body or [ast.Pass(**self.pos)], done, **self.pos)
+        return self.end_loop(loop, stmt)
+
+    def jump_target(self, label: str | None, e: n.Node) -> LoopCtx | None:
+        for loop in reversed(self.ctx.loops):
+            if label is None or loop.label == label:
+                return loop
+        return None
+
+    def jump(self, e: n.Node, label: str | None, code: int) -> None:
+        target = self.jump_target(label, e)
+        if target is None:
+            what = "break" if code == 1 else "continue"
+            self.emit(self.raise_(self.call("_misplaced", self.K(what))))
+            return
+        if target is not self.ctx.loops[-1]:
+            if target.flag is None:
+                target.flag = self.fresh("jump")
+            self.assign(target.flag, self.K(code))
+            inner = self.ctx.loops[self.ctx.loops.index(target) + 1 :]
+            for loop in inner:
+                if target not in loop.exits:
+                    loop.exits.append(target)
+            self.emit(ast.Break(**self.pos))
+            return
+        self.emit(ast.Break(**self.pos) if code == 1 else ast.Continue(**self.pos))
+
+    def x_Break(self, e: n.Break, want: bool) -> ast.expr:
+        target = self.jump_target(e.label, e)
+        value = self.expr(e.value) if e.value is not None else self.K(None)
+        if target is not None and target.result is not None:
+            self.assign(target.result, value)
+        else:
+            self.expr_stmt(value)
+        self.jump(e, e.label, 1)
+        return self.K(None)
+
+    def x_Continue(self, e: n.Continue, want: bool) -> ast.expr:
+        self.jump(e, e.label, 2)
+        return self.K(None)
+
+    def x_Return(self, e: n.Return, want: bool) -> ast.expr:
+        self.ret(self.expr(e.value) if e.value is not None else self.K(None))
+        return self.K(None)
+
+    def x_Yield(self, e: n.Yield, want: bool) -> ast.expr:
+        value = self.expr(e.value) if e.value is not None else self.K(None)
+        return ast.Yield(value, **self.pos)
+
+    def x_Try(self, e: n.Try, want: bool) -> ast.expr:
+        v = self.simple(self.expr(e.operand))
+        ok = self.or_(
+            self.and_(self.type_is(v, "_Result"), self.attr(v, "is_ok")),
+            self.and_(self.type_is(v, "_Option"), self.attr(v, "is_some")),
+        )
+        self.if_(self.not_(ok), [ast.Return(self.call("_try_fail", v), **self.pos)])
+        return self.attr(v, "value")
+
+    def x_LetCond(self, e: n.LetCond, want: bool) -> ast.expr:
+        return self.cond(e)
+
+    # --- match and select -----------------------------------------------------------------
+
+    def x_Match(self, e: n.Match, want: bool) -> ast.expr:
+        subject = self.simple(self.expr(e.subject))
+        result = self.fresh("r") if want else None
+        arms: list[tuple[ast.expr | None, list[ast.stmt], ast.expr | None, list[ast.stmt]]] = []
+        for arm in e.arms:
+            self.push()
+            old = self.at(arm.line, arm.col)
+            test = self.pattern(arm.pattern, subject)
+            guard_stmts: list[ast.stmt] = []
+            guard = None
+            if arm.guard is not None:
+                saved = self.into(guard_stmts)
+                guard = self.cond(arm.guard)
+                self.out = saved
+            body = self.branch(arm.body, want, result)
+            self.pos = old
+            self.pop()
+            arms.append((test, guard_stmts, guard, body))
+            if test is None and guard is None:
+                break  # later arms are unreachable
+        default = (
+            [ast.Assign([ast.Name(result, ast.Store(), **self.pos)], self.K(None), **self.pos)]
+            if result
+            else []
+        )
+        if all(not g for _, g, _, _ in arms):
+            chain = default
+            for test, _, guard, body in reversed(arms):
+                full = self.and_(test, guard) if guard is not None else test
+                if full is None:
+                    chain = body
+                else:
+                    chain = [ast.If(full, body or [ast.Pass(**self.pos)], chain, **self.pos)]
+            self.out.extend(chain)
+        else:
+            # A guard needs statements: test the arms in turn behind a `done` flag.
+            done = self.fresh("done")
+            self.assign(done, self.K(False))
+            for test, guard_stmts, guard, body in arms:
+                taken = [
+                    ast.Assign([ast.Name(done, ast.Store(), **self.pos)], self.K(True), **self.pos),
+                    *body,
+                ]
+                inner = guard_stmts + ([ast.If(guard, taken, [], **self.pos)] if guard is not None else taken)
+                self.if_(
+                    self.and_(self.not_(self.N(done)), test) if test is not None else self.not_(self.N(done)),
+                    inner,
+                )
+            if default:
+                self.if_(self.not_(self.N(done)), default)
+        return self.N(result) if result else self.K(None)
+
+    def x_Select(self, e: n.Select, want: bool) -> ast.expr:
+        """Futures resolve synchronously: the first branch (in order) whose future has not
+        completed yet is run; a branch whose pattern does not match is skipped. With no branch
+        left the value is the `default` branch or `()`."""
+        futures = [self.simple(v) for v in self.exprs([fut for _, fut, _ in e.arms])]
+        result = self.fresh("r")
+        done = self.fresh("done")
+        self.assign(result, self.K(None))
+        self.assign(done, self.K(False))
+        for (pattern, _, body), fut in zip(e.arms, futures):
+            value = self.fresh("v")
+            self.push()
+            test = self.pattern(pattern, self.N(value))
+            taken = [ast.Assign([ast.Name(done, ast.Store(), **self.pos)], self.K(True), **self.pos)]
+            taken += self.branch(body, True, result)
+            self.pop()
+            inner = [
+                ast.Assign(
+                    [ast.Name(value, ast.Store(), **self.pos)], self.call("_select_take", fut), **self.pos
+                )
+            ]
+            inner += [ast.If(test, taken, [], **self.pos)] if test is not None else taken
+            self.if_(self.and_(self.not_(self.N(done)), self.call("_select_ready", fut)), inner)
+        if e.default is not None:
+            self.if_(self.not_(self.N(done)), self.branch(e.default, True, result))
+        return self.N(result)

@@ -1,0 +1,366 @@
+"""Code generation of operators, assignments, indexing and field access.
+
+Arithmetic is emitted as statements into a target variable; for operands of unknown type::
+
+    k = type(a)
+    if k is int and type(b) is int:
+        t = a + b
+        if not -2**63 <= t <= 2**63 - 1: raise _overflow('+')
+    else:
+        t = a + b if k is float and type(b) is float else _add(a, b)   # the checked helper
+
+An operand of static type int (a literal, a local ``numtypes`` proves int-only, a parameter
+tested at entry) keeps only the int path, a float one only the float path (Rune never mixes
+them); ints with known bounds (range loop variables with literal ends) skip the range check.
+Comparisons are expressions with an int fast path."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from . import nodes as n
+from .emit import I64_MAX, I64_MIN, STORE
+from .numtypes import ARITH, static_type
+
+if TYPE_CHECKING:
+    from .codegen import CodeGen
+
+    _Base = CodeGen
+else:
+    _Base = object
+
+_PYOP = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult}
+_CMP = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
+HELPERS = {
+    "+": "_add",
+    "-": "_sub",
+    "*": "_mul",
+    "/": "_div",
+    "%": "_rem",
+    "&": "_bitand",
+    "|": "_bitor",
+    "^": "_bitxor",
+    "<<": "_shl",
+    ">>": "_shr",
+    "==": "_eq",
+    "!=": "_ne",
+    "<": "_lt",
+    "<=": "_le",
+    ">": "_gt",
+    ">=": "_ge",
+}
+_BOOL_OPS = frozenset({"&&", "||", "==", "!=", "<", "<=", ">", ">="})
+
+
+class OpsGen(_Base):
+    """Mixin of ``CodeGen`` for operators and places."""
+
+    def static_type(self, e: n.Node) -> type | None:
+        """The Python type ``e`` always evaluates to (or it raises), see ``numtypes``."""
+        if isinstance(e, n.Path):
+            if len(e.names) != 1:
+                return None
+            py = self.lookup(e.names[0])
+            return self.ctx.types.get(py) if py is not None else None
+        if isinstance(e, n.Binary):
+            if e.op not in ARITH:
+                return None
+            return self.static_type(e.left) or self.static_type(e.right)
+        if isinstance(e, n.Unary):
+            return self.static_type(e.operand) if e.op == "-" else None
+        return static_type(e, {})
+
+    def numeric_type(self, e: n.Node) -> type | None:
+        kind = self.static_type(e)
+        return kind if kind is int or kind is float else None
+
+    def is_bool(self, e: n.Node) -> bool:
+        if isinstance(e, n.Binary):
+            return e.op in _BOOL_OPS
+        if isinstance(e, n.Lit):
+            return type(e.value) is bool
+        return isinstance(e, (n.Is, n.LetCond))
+
+    def x_Unary(self, e: n.Unary, want: bool) -> ast.expr:
+        v = self.expr(e.operand)
+        if e.op == "-":
+            if type(v) is ast.Constant and type(v.value) in (int, float) and v.value != I64_MIN:
+                return self.K(-v.value)
+            kind = self.numeric_type(e.operand)
+            if kind is float:
+                return ast.UnaryOp(ast.USub(), v, **self.pos)
+            if kind is int:
+                v = self.simple(v)
+                neg = ast.UnaryOp(ast.USub(), v, **self.pos)
+                return self.ifexp(
+                    self.compare(v, [ast.NotEq()], [self.K(I64_MIN)]), neg, self.call("_neg", v)
+                )
+            return self.call("_neg", v)
+        if self.is_bool(e.operand):
+            return self.not_(v)
+        return self.call("_not", v)
+
+    def x_Binary(self, e: n.Binary, want: bool) -> ast.expr:
+        if e.op in ("&&", "||"):
+            return self.logical(e)
+        a, b = (self.simple(v) for v in self.exprs([e.left, e.right]))
+        return self.binary(e.op, a, b, self.numeric_type(e.left), self.numeric_type(e.right))
+
+    def value_into(self, target: str, e: n.Node) -> None:
+        """``target = <e>``, computing arithmetic directly into ``target``."""
+        if isinstance(e, n.Binary) and e.op in _PYOP:
+            old = self.at(e.line, e.col)
+            a, b = (self.simple(v) for v in self.exprs([e.left, e.right]))
+            self.arith(e.op, a, b, self.numeric_type(e.left), self.numeric_type(e.right), target)
+            self.pos = old
+        else:
+            self.assign(target, self.expr(e))
+
+    def binary(self, op: str, a: ast.expr, b: ast.expr, ta: type | None, tb: type | None) -> ast.expr:
+        """``a op b`` for simple operands whose static types are ``ta``/``tb``."""
+        ta = type(a.value) if type(a) is ast.Constant and type(a.value) in (int, float) else ta
+        tb = type(b.value) if type(b) is ast.Constant and type(b.value) in (int, float) else tb
+        if op in _PYOP:
+            return self.arith(op, a, b, ta, tb, None)
+        slow = self.call(HELPERS[op], a, b)
+        kind = ta or tb
+        guard = self.guard(kind or int, a, b, ta, tb)
+        if op in _CMP:
+            if op in ("==", "!=") and kind is None:
+                return slow
+            fast = self.compare(a, [_CMP[op]()], [b])
+            return fast if guard is None else self.ifexp(guard, fast, slow)
+        if op in ("%", "/") and kind is int and type(b) is ast.Constant and b.value > 0:
+            pyop = ast.Mod() if op == "%" else ast.FloorDiv()
+            known = self.bounds_of(a)
+            if known is not None and known[0] >= 0:
+                fast = self.binop(a, pyop, b)  # non-negative: Python's floor = Rune's truncation
+                return fast if guard is None else self.ifexp(guard, fast, slow)
+            negated = self.binop(ast.UnaryOp(ast.USub(), a, **self.pos), pyop, b)
+            fast = self.ifexp(
+                self.compare(a, [ast.GtE()], [self.K(0)]),
+                self.binop(a, pyop, b),
+                ast.UnaryOp(ast.USub(), negated, **self.pos),
+            )
+            return fast if guard is None else self.ifexp(guard, fast, slow)
+        if op == "/" and kind in (float, None):
+            # Float division inline (a zero divisor goes to the helper: inf/NaN like Rune).
+            guard = self.guard(float, a, b, ta, tb)
+            fast = self.binop(a, ast.Div(), b)
+            return self.ifexp(self.and_(guard, b) if guard is not None else b, fast, slow)
+        return slow
+
+    def guard(
+        self, kind: type, a: ast.expr, b: ast.expr, ta: type | None, tb: type | None
+    ) -> ast.expr | None:
+        """``type(x) is kind`` for the operands not statically of that type."""
+        name = "int" if kind is int else "float"
+        checks = [self.type_test(v, name) for v, t in ((a, ta), (b, tb)) if t is not kind]
+        return self.and_(*checks) if checks else None
+
+    def type_test(self, v: ast.expr, name: str) -> ast.expr:
+        """``type(v) is int``; for a parameter never reassigned, a flag computed at entry."""
+        if name == "int" and type(v) is ast.Name and v.id in self.ctx.flaggable:
+            flag = self.ctx.flags.get(v.id)
+            if flag is None:
+                flag = self.ctx.flags[v.id] = v.id + "_int"
+            return self.N(flag)
+        return self.type_is(v, name)
+
+    def arith(
+        self, op: str, a: ast.expr, b: ast.expr, ta: type | None, tb: type | None, target: str | None
+    ) -> ast.expr:
+        """Checked ``+ - *`` into ``target`` (a fresh temporary if None); returns its name."""
+        t = target or self.fresh("t")
+        pos = self.pos
+        kind = ta or tb
+        interval = self.interval(op, a, b) if kind is int else None
+        if interval is not None and target is None:
+            self.ctx.bounds[t] = interval
+        if kind is float or interval is not None:
+            # Floats never overflow; ints with known bounds cannot leave the i64 range.
+            path = [ast.Assign([ast.Name(t, STORE, **pos)], self.binop(a, _PYOP[op](), b), **pos)]
+        else:
+            if op in "+-" and self.non_negative(b) or (op == "+" and self.non_negative(a)):
+                # Adding (subtracting) something >= 0 can only overflow upwards (downwards).
+                bound = [ast.Gt(), self.K(I64_MAX)] if op == "+" else [ast.Lt(), self.K(I64_MIN)]
+                bad = self.compare(self.N(t), [bound[0]], [bound[1]])
+            else:
+                bad = self.not_(self.in_range(self.N(t)))
+            path = [
+                ast.Assign([ast.Name(t, STORE, **pos)], self.binop(a, _PYOP[op](), b), **pos),
+                ast.If(bad, [self.raise_(self.call("_overflow", self.K(op)))], [], **pos),
+            ]
+        slow = self.call(HELPERS[op], a, b)
+        if kind is None and not (type(a) is ast.Name and a.id in self.ctx.flaggable):
+            # Unknown operands: `type(a)` once, then the int path, the float path or the helper.
+            k = self.tmp(self.call("type", a))
+            same = type(b) is ast.Name and type(a) is ast.Name and a.id == b.id
+
+            def both(name: str) -> ast.expr:
+                return (
+                    self.is_(k, self.N(name))
+                    if same
+                    else self.and_(self.is_(k, self.N(name)), self.type_is(b, name))
+                )
+
+            float_value = self.ifexp(both("float"), self.binop(a, _PYOP[op](), b), slow)
+            float_path = [ast.Assign([ast.Name(t, STORE, **pos)], float_value, **pos)]
+            self.if_(both("int"), path, float_path)
+            return self.N(t)
+        guard = self.guard(kind or int, a, b, ta, tb)
+        if guard is None:
+            self.out.extend(path)
+            return self.N(t)
+        if kind is None:
+            fast_float = self.binop(a, _PYOP[op](), b)
+            slow = self.ifexp(self.guard(float, a, b, None, None), fast_float, slow)
+        self.if_(guard, path, [ast.Assign([ast.Name(t, STORE, **pos)], slow, **pos)])
+        return self.N(t)
+
+    def interval(self, op: str, a: ast.expr, b: ast.expr) -> tuple[int, int] | None:
+        """Bounds of ``a op b`` when both operands have known bounds (int literals, range loop
+        variables with literal ends, temporaries of those) and the result fits in i64."""
+        ba, bb = self.bounds_of(a), self.bounds_of(b)
+        if ba is None or bb is None:
+            return None
+        if op == "+":
+            lo, hi = ba[0] + bb[0], ba[1] + bb[1]
+        elif op == "-":
+            lo, hi = ba[0] - bb[1], ba[1] - bb[0]
+        else:
+            corners = [x * y for x in ba for y in bb]
+            lo, hi = min(corners), max(corners)
+        return (lo, hi) if I64_MIN <= lo and hi <= I64_MAX else None
+
+    def non_negative(self, v: ast.expr) -> bool:
+        known = self.bounds_of(v)
+        return known is not None and known[0] >= 0
+
+    def bounds_of(self, v: ast.expr) -> tuple[int, int] | None:
+        if type(v) is ast.Constant and type(v.value) is int:
+            return v.value, v.value
+        if type(v) is ast.Name:
+            return self.ctx.bounds.get(v.id)
+        return None
+
+    # --- assignments ----------------------------------------------------------------------
+
+    def x_Assign(self, e: n.Assign, want: bool) -> ast.expr:
+        t = e.target
+        local = self.lookup(t.names[0]) if isinstance(t, n.Path) and len(t.names) == 1 else None
+        if e.op == "=":
+            if local is not None:
+                self.ctx.assigned.add(local)
+                self.value_into(local, e.value)
+            else:
+                self.store(t, self.expr(e.value))
+            return self.K(None)
+        op = e.op[:-1]
+        b = self.simple(self.expr(e.value))
+        tb = self.numeric_type(e.value)
+        if local is not None:
+            self.ctx.assigned.add(local)
+            ta = self.ctx.types.get(local)
+            ta = ta if ta is int or ta is float else None
+            if op in _PYOP:
+                self.arith(op, self.N(local), b, ta, tb, local)
+            else:
+                self.assign(local, self.binary(op, self.N(local), b, ta, tb))
+            return self.K(None)
+        # `a[i] op= v` / `a.f op= v`: evaluate the place once, read, combine and write back.
+        if isinstance(t, n.Index):
+            obj, idx = self.exprs([t.target, t.index])
+            obj, idx = self.named(obj), self.simple(idx)
+            current = self.simple(self.call("_get_index", obj, idx))
+            self.set_index(
+                obj, idx, self.simple(self.binary(op, current, b, None, tb)), self.key_type(t.index)
+            )
+            return self.K(None)
+        if isinstance(t, n.Field):
+            obj = self.named(self.expr(t.target))
+            current = self.simple(self.get_field(obj, t.name))
+            self.store_field(t, obj, self.binary(op, current, b, None, tb))
+            return self.K(None)
+        raise self.error("invalid assignment target", t)
+
+    def store(self, t: n.Node, value: ast.expr) -> None:
+        if isinstance(t, n.Path) and len(t.names) == 1:
+            py = self.lookup(t.names[0])
+            if py is None:
+                raise self.error(f"cannot assign to unknown variable `{t.names[0]}`", t)
+            self.ctx.assigned.add(py)
+            self.assign(py, value)
+        elif isinstance(t, n.Index):
+            obj, idx = self.exprs([t.target, t.index])
+            obj, idx = self.named(obj), self.simple(idx)
+            self.set_index(obj, idx, self.simple(value), self.key_type(t.index), self.static_type(t.target))
+        elif isinstance(t, n.Field):
+            obj = self.named(self.expr(t.target))
+            self.store_field(t, obj, value)
+        elif isinstance(t, n.TupleLit):
+            v = self.simple(value)
+            for i, item in enumerate(t.items):
+                self.store(item, self.sub(v, self.K(i)))
+        else:
+            raise self.error("invalid assignment target", t)
+
+    def key_type(self, e: n.Node) -> type | None:
+        kind = self.static_type(e)
+        return kind if kind is int or kind is str else None
+
+    def set_index(
+        self, obj: ast.expr, idx: ast.expr, value: ast.expr, kind: type | None, target: type | None = None
+    ) -> None:
+        """``obj[idx] = value`` inline for vectors (in bounds) and objects (string keys);
+        ``kind``/``target`` are the static types of the key and the container."""
+        place = ast.Subscript(obj, idx, ast.Store(), **self.pos)
+        fast = [ast.Assign([place], value, **self.pos)]
+        in_bounds = self.compare(self.K(-1), [ast.Lt(), ast.Lt()], [idx, self.call("len", obj)])
+        int_key = None if kind is int else self.type_is(idx, "int")
+        is_vec = self.and_(None if target is list else self.type_is(obj, "list"), int_key, in_bounds)
+        is_obj = self.and_(self.type_is(obj, "dict"), None if kind is str else self.type_is(idx, "str"))
+        test = is_vec if kind is int else is_obj if kind is str else self.or_(is_vec, is_obj)
+        slow = [ast.Expr(self.call("_set_index", obj, idx, value), **self.pos)]
+        self.if_(test, fast, slow)
+
+    def store_field(self, t: n.Field, obj: ast.expr, value: ast.expr) -> None:
+        value = self.simple(value)
+        if isinstance(t.target, (n.Path, n.Field, n.Index)) and type(t.name) is int:
+            # Tuples are Python tuples: rebuild and store back into their place.
+            rebuilt = self.call("_tuple_set", obj, self.K(t.name), value)
+            then: list[ast.stmt] = []
+            saved = self.into(then)
+            self.store(t.target, rebuilt)
+            self.out = saved
+            other = [ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos)]
+            self.if_(self.type_is(obj, "tuple"), then, other)
+        elif type(t.name) is str:
+            place = ast.Subscript(obj, self.K(t.name), ast.Store(), **self.pos)
+            slow = [ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos)]
+            self.if_(self.type_is(obj, "dict"), [ast.Assign([place], value, **self.pos)], slow)
+        else:
+            self.emit(ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos))
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def x_Index(self, e: n.Index, want: bool) -> ast.expr:
+        obj, idx = self.exprs([e.target, e.index])
+        obj, idx = self.named(obj), self.simple(idx)
+        checks = [] if self.static_type(e.target) is list else [self.type_is(obj, "list")]
+        if self.static_type(e.index) is not int:
+            checks.append(self.type_is(idx, "int"))
+        checks.append(self.compare(self.K(-1), [ast.Lt(), ast.Lt()], [idx, self.call("len", obj)]))
+        return self.ifexp(self.and_(*checks), self.sub(obj, idx), self.call("_get_index", obj, idx))
+
+    def x_Field(self, e: n.Field, want: bool) -> ast.expr:
+        return self.get_field(self.named(self.expr(e.target)), e.name)
+
+    def get_field(self, obj: ast.expr, name: str | int) -> ast.expr:
+        """Object fields inline; struct fields, tuple elements, errors via ``_get_field``."""
+        slow = self.call("_get_field", obj, self.K(name))
+        if type(name) is not str or type(obj) is not ast.Name:
+            return slow
+        has = self.and_(self.type_is(obj, "dict"), self.compare(self.K(name), [ast.In()], [obj]))
+        return self.ifexp(has, self.sub(obj, self.K(name)), slow)

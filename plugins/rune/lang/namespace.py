@@ -1,0 +1,92 @@
+"""The globals of a compiled unit: the runtime helpers its code calls, and nothing else (no
+Python builtins beyond the few names the fast paths use)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import asyncio_bridge, output, std_methods
+from . import runtime as rt
+from .codegen_ops import HELPERS
+from .limits import check_length, loop_end, out_of_budget
+from .std_types import FLOAT, is_range_kind
+from .values import Bytes, Char, Function, Future, Generator, Instance, Option, RangeValue, Result, Stream
+
+
+def helpers() -> dict[str, Any]:
+    """A fresh namespace for one unit."""
+    ns: dict[str, Any] = {
+        "__builtins__": {},
+        "type": type,
+        "len": len,
+        "int": int,
+        "float": float,
+        "str": str,
+        "bool": bool,
+        "list": list,
+        "tuple": tuple,
+        "dict": dict,
+        "_oob": out_of_budget,
+        "_loop_end": loop_end,
+        "_overflow": rt.overflow,
+        "next": next,
+        "zip": zip,
+        "_neg": rt.op_neg,
+        "_not": rt.op_not,
+        "_eq": rt.eq,
+        "_display": rt.display,
+        "_debug": rt.debug,
+        "_format": rt.format_string,
+        "_write": output.write,
+        "_panic": rt.panic,
+        "_assert_failed": rt.assert_failed,
+        "_assert_eq_failed": rt.assert_eq_failed,
+        "_dbg": _dbg,
+        "_Bytes": Bytes,
+        "_Char": Char,
+        "_Instance": Instance,
+        "_Option": Option,
+        "_Result": Result,
+        "_Function": Function,
+        "_RangeValue": RangeValue,
+        "_Future": Future,
+        "_Generator": Generator,
+        "_Stream": Stream,
+        "_new_struct": rt.new_struct,
+        "_get_index": std_methods.get_index,
+        "_set_index": std_methods.set_index,
+        "_get_field": std_methods.get_field,
+        "_set_field": std_methods.set_field,
+        "_tuple_set": rt.tuple_set,
+        "_call_value": std_methods.call_value,
+        "_arity": rt.arity,
+        "_not_callable": rt.not_callable,
+        "_invoke": std_methods.invoke,
+        "_mutate_string": std_methods.mutate_string,
+        "_check_length": check_length,
+        "_await": asyncio_bridge.await_value,
+        "_cast": std_methods.cast,
+        "_is_type": std_methods.is_type,
+        "_range": rt.int_range,
+        "_iterate": rt.iterate,
+        "_bad_condition": rt.bad_condition,
+        "_misplaced": rt.misplaced,
+        "_try_fail": rt.try_fail,
+        "_select_ready": rt.select_ready,
+        "_select_take": rt.select_take,
+        "_no_match": rt.no_match,
+        "_match_value": rt.match_value,
+        "_struct_field": rt.struct_field,
+        "_is_range_kind": is_range_kind,
+        "_f_sqrt": FLOAT["sqrt"],
+        "_f_abs": FLOAT["abs"],
+    }
+    for op, name in HELPERS.items():
+        ns[name] = rt.BINARY_OPS[op]
+    return ns
+
+
+def _dbg(values: list) -> Any:
+    for v in values:
+        output.write(rt.debug(v) + "\n")
+    return values[0] if len(values) == 1 else None
