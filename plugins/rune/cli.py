@@ -1,4 +1,4 @@
-"""``toolmesh rune run`` and ``toolmesh rune test`` commands."""
+"""``toolmesh rune run``, ``toolmesh rune test`` and ``toolmesh rune check``."""
 
 from __future__ import annotations
 
@@ -8,12 +8,23 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from toolmesh.cli_options import JsonOption, error_console, fail
 from toolmesh.plugins.rune.lang import RuneError, compile_source
 from toolmesh.plugins.rune.lang.values import Option, Result
 
+__all__ = ["check", "run", "run_tests", "rune_app", "test"]
+
 rune_app = typer.Typer(
-    name="rune", help="Run Rune scripts and their #[test] functions.", no_args_is_help=True
+    name="rune",
+    help="Run Rune scripts and their #[test] functions; lint Rune tool files.",
+    no_args_is_help=True,
 )
+
+
+def _existing(paths: list[Path]) -> None:
+    missing = [str(path) for path in paths if not path.exists()]
+    if missing:
+        raise fail(f"no such file or directory: {', '.join(missing)}")
 
 
 @rune_app.command("run")
@@ -21,23 +32,26 @@ def run(
     file: Annotated[Path, typer.Argument(help="Rune source file.")],
     fn: Annotated[str, typer.Option("--fn", help="Function to call.")] = "main",
     args: Annotated[str, typer.Option("--args", help="JSON array of arguments.")] = "[]",
-    as_json: Annotated[bool, typer.Option("--json", help='Print {"stdout": ..., "result": ...}.')] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Call a function of FILE and print its output, then its return value as JSON."""
-    out = io.StringIO()
+    _existing([file])
     try:
         params = json.loads(args)
-        if not isinstance(params, list):
-            params = [params]
+    except json.JSONDecodeError as exc:
+        raise fail(f"--args is not valid JSON ({exc}); e.g. --args '[1, \"two\"]'") from None
+    if not isinstance(params, list):
+        params = [params]
+    out = io.StringIO()
+    try:
         unit = compile_source(file.read_text(encoding="utf-8"), filename=str(file))
         result = unit.call(fn, *params, stdout=out)
     except RuneError as exc:
         if as_json:
             typer.echo(json.dumps({"stdout": out.getvalue(), "error": str(exc), "kind": type(exc).__name__}))
-        else:
-            typer.echo(out.getvalue(), nl=False)
-            typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(1) from None
+            raise typer.Exit(1) from None
+        typer.echo(out.getvalue(), nl=False)
+        raise fail(str(exc), 1) from None
     if as_json:
         typer.echo(json.dumps({"stdout": out.getvalue(), "result": result}))
     else:
@@ -83,9 +97,10 @@ def run_tests(paths: list[Path]) -> tuple[int, list[dict[str, str]]]:
 @rune_app.command("test")
 def test(
     paths: Annotated[list[Path], typer.Argument(help="Files or directories of .rn files.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON summary.")] = False,
+    as_json: JsonOption = False,
 ) -> None:
     """Run #[test] functions; a test passes when it returns without panicking."""
+    _existing(paths)
     passed, failures = run_tests(paths)
     if as_json:
         typer.echo(json.dumps({"passed": passed, "failed": len(failures), "failures": failures}))
@@ -94,6 +109,46 @@ def test(
             typer.echo(f"FAILED {f['test']}: {f['reason']}")
         typer.echo(f"{passed} passed, {len(failures)} failed")
     if failures:
+        raise typer.Exit(1)
+
+
+@rune_app.command("check")
+def check(
+    paths: Annotated[list[Path], typer.Argument(help="Rune tool files or directories of them.")],
+    as_json: JsonOption = False,
+) -> None:
+    """Lint Rune tool files: syntax, #[tool]/#[param] attributes, legacy headers, duplicate names.
+
+    Prints one `file:line:col: severity: message` line per problem and exits 1 when any is an error.
+    """
+    from .loader import check_paths
+
+    _existing(paths)
+    report = check_paths([str(path) for path in paths])
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "files": [loaded.path for loaded in report.files],
+                    "tools": [tool.name for tool in report.tools],
+                    "problems": [problem.as_dict() for problem in report.problems],
+                    "ok": not report.failed,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for problem in report.problems:
+            typer.echo(str(problem))
+        errors = sum(problem.severity == "error" for problem in report.problems)
+        summary = (
+            f"{len(report.files)} files, {len(report.tools)} tools, {errors} errors,"
+            f" {len(report.problems) - errors} warnings"
+        )
+        if report.tools:
+            summary += ": " + ", ".join(tool.name for tool in report.tools)
+        error_console.print(summary, highlight=False, markup=False)
+    if report.failed:
         raise typer.Exit(1)
 
 

@@ -1,0 +1,244 @@
+"""Run a Rune tool: arguments in, a worker thread that can be stopped at the deadline, typed errors out.
+
+Scripts run in worker threads (a script is CPU-bound Python code).  The kernel
+enforces the deadline by cancelling the call; the script's thread is then
+stopped too, by raising an exception in it (``PyThreadState_SetAsyncExc``),
+so an endless loop does not keep a core busy after its caller got
+``timeout``.  The language's own budgets (instructions, recursion depth,
+sizes) apply to every run as well.
+
+A thread hop costs more than a trivial script, so a sync tool whose last
+runs were all quick is first tried on the event loop with a tiny instruction
+budget (``INLINE_BUDGET``); if that is not enough it runs again in a thread,
+and that version of the tool is not tried inline again.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from toolmesh import CallContext, CallTimeout, ExecutionFailed, InvalidArguments
+from toolmesh.plugins.rune.lang import (
+    RuneBudgetExceeded,
+    RuneError,
+    RunePanic,
+    Unit,
+    from_python,
+    to_python,
+)
+from toolmesh.plugins.rune.lang.values import Option, Result
+
+from .host import CURRENT_CALL, INLINE, NeedsThread
+from .tool_format import RuneTool
+
+__all__ = ["FAST_RUNS", "FAST_SECONDS", "INLINE_BUDGET", "ToolEntry", "run_tool"]
+
+_log = logging.getLogger("toolmesh.rune")
+
+INLINE_BUDGET = 1_000
+"""Instructions a quick sync tool may run on the event loop before it moves to a worker thread."""
+
+FAST_SECONDS = 0.001
+"""A run this short counts as quick; an inline attempt longer than this ends inline attempts."""
+
+FAST_RUNS = 3
+"""Quick worker-thread runs in a row after which a sync tool is tried on the event loop first."""
+
+
+class _Interrupted(BaseException):
+    """Raised inside a script's thread when its call was cancelled (a BaseException so no
+    ``except Exception`` in the interpreter swallows it)."""
+
+
+class _Run:
+    """One script run in a worker thread, stoppable from the event loop exactly once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._thread: int | None = None
+        self._finished = False
+        self._interrupted = False
+
+    def enter(self) -> None:
+        """Called first in the worker thread; raises ``_Interrupted`` if the call was already cancelled."""
+        with self._lock:
+            self._thread = threading.get_ident()
+            if self._interrupted:
+                raise _Interrupted
+
+    def finish(self) -> None:
+        with self._lock:
+            self._finished = True
+            if self._interrupted and self._thread is not None:
+                # withdraw an interrupt that has not been delivered yet
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread), None)
+
+    def interrupt(self) -> None:
+        """Stop the run: at once if it is running, before it starts otherwise."""
+        with self._lock:
+            if self._finished or self._interrupted:
+                return
+            self._interrupted = True
+            if self._thread is not None:
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                    ctypes.c_ulong(self._thread), ctypes.py_object(_Interrupted)
+                )
+
+
+def _location(tool: RuneTool, error: RuneError) -> str:
+    file = error.file if error.line else tool.file
+    line = error.line or tool.line
+    return f"{file}:{line}:{error.column}" if error.line else f"{file}:{line}"
+
+
+def _failure(tool: RuneTool, error: RuneError) -> ExecutionFailed | CallTimeout:
+    where = _location(tool, error)
+    details: dict[str, Any] = {
+        "kind": type(error).__name__,
+        "file": error.file if error.line else tool.file,
+        "line": error.line or tool.line,
+        "column": error.column,
+        "trace": [str(frame) for frame in reversed(error.trace)],
+    }
+    if isinstance(error, RuneBudgetExceeded):
+        return CallTimeout(
+            f"tool {tool.name!r} used up its instruction budget at {where} (an endless loop?);"
+            " make it do less work per call",
+            details=details,
+        )
+    verb = "panicked" if isinstance(error, RunePanic) else "failed"
+    return ExecutionFailed(f"tool {tool.name!r} {verb} at {where}: {error.message}", details=details)
+
+
+def _unwrap(tool: RuneTool, value: Any) -> Any:
+    """A tool's Rune return value as JSON data: ``Ok(v)``/``Some(v)`` unwrap, ``Err(e)`` fails."""
+    if type(value) is Result:
+        if not value.is_ok:
+            error = to_python(value.value)
+            text = error if isinstance(error, str) else repr(error)
+            raise ExecutionFailed(
+                f"tool {tool.name!r} returned Err({text}) (fn {tool.function} at {tool.file}:{tool.line})",
+                details={"kind": "Err", "error": error, "file": tool.file, "line": tool.line},
+            )
+        value = value.value
+    elif type(value) is Option:
+        value = value.value if value.is_some else None
+    return to_python(value)
+
+
+@dataclass(eq=False)
+class ToolEntry:
+    """A served tool: its definition, the ``Unit`` it runs in, and how fast it has been."""
+
+    tool: RuneTool
+    unit: Unit
+    fast_runs: int = 0
+    """Consecutive worker-thread runs that finished within ``FAST_SECONDS``."""
+    inline: bool = False
+    """Try the next calls on the event loop first (see ``_run_inline``)."""
+    slow: bool = False
+    """An inline attempt overran once: this version always runs in worker threads."""
+
+    def record(self, seconds: float) -> None:
+        """Note a worker-thread run; enough quick ones in a row switch on inline attempts."""
+        if seconds > FAST_SECONDS:
+            self.fast_runs = 0
+            return
+        self.fast_runs += 1
+        if self.fast_runs >= FAST_RUNS and not self.slow:
+            self.inline = True
+
+
+def _call(run: _Run, tool: RuneTool, unit: Unit, args: list[Any], context: CallContext) -> tuple[Any, float]:
+    """The worker thread's body: run the function, convert its value; errors are raised typed."""
+    out = io.StringIO()
+    try:
+        run.enter()
+        CURRENT_CALL.set(context)  # this thread runs in a copy of the caller's context
+        started = time.perf_counter()
+        try:
+            value = unit.call(tool.function, *args, stdout=out, raw=True)
+        finally:
+            run.finish()
+        return _unwrap(tool, value), time.perf_counter() - started
+    except _Interrupted:
+        return None, 0.0  # nobody waits for this run any more: its caller was answered `timeout`
+    except RuneError as exc:
+        raise _failure(tool, exc) from None
+    finally:
+        if out.tell():
+            _log.debug("%s printed: %s", tool.name, out.getvalue())
+
+
+def _convert(tool: RuneTool, arguments: dict[str, Any]) -> list[Any]:
+    try:
+        return [from_python(value) for value in tool.call_arguments(arguments)]
+    except RuneError as exc:
+        raise InvalidArguments(f"invalid arguments for tool {tool.name!r}: {exc.message}") from None
+
+
+def _run_inline(entry: ToolEntry, args: list[Any]) -> tuple[bool, Any]:
+    """Try a quick sync tool on the event loop with a tiny budget; ``(False, None)`` when it needs more.
+
+    An attempt is cut short before any effect beyond its discarded output (its
+    arguments were a copy): by the budget, or by ``toolmesh::call``, which only
+    a worker thread can await — so running it again in a thread is safe.  An
+    attempt that runs out of budget or time turns inline attempts off for this
+    version of the tool, so a slow tool stalls the loop at most once.
+    """
+    tool = entry.tool
+    started = time.perf_counter()
+    token = INLINE.set(True)
+    try:
+        value = entry.unit.call(tool.function, *args, stdout=_discard, raw=True, budget=INLINE_BUDGET)
+    except (RuneBudgetExceeded, NeedsThread):
+        entry.inline, entry.slow = False, True
+        return False, None
+    except RuneError as exc:
+        raise _failure(tool, exc) from None
+    finally:
+        INLINE.reset(token)
+        if time.perf_counter() - started > FAST_SECONDS:
+            entry.inline, entry.slow = False, True
+    try:
+        return True, _unwrap(tool, value)
+    except RuneError as exc:  # a value that cannot become JSON (a function, say)
+        raise _failure(tool, exc) from None
+
+
+def _discard(text: str) -> None:
+    pass
+
+
+async def run_tool(entry: ToolEntry, arguments: dict[str, Any], context: CallContext) -> Any:
+    """Call the entry's tool with validated JSON ``arguments``; returns JSON data.
+
+    Raises ``InvalidArguments`` for values Rune cannot hold, ``CallTimeout``
+    when the instruction budget runs out, ``ExecutionFailed`` (with the Rune
+    message, location and stack trace) for panics, errors and ``Err(...)``.
+    """
+    tool = entry.tool
+    if entry.inline and not tool.is_async:
+        done, value = _run_inline(entry, _convert(tool, arguments))
+        if done:
+            return value
+    args = _convert(tool, arguments)
+    run = _Run()
+    try:
+        value, seconds = await anyio.to_thread.run_sync(
+            _call, run, tool, entry.unit, args, context, abandon_on_cancel=True
+        )
+    except anyio.get_cancelled_exc_class():
+        run.interrupt()
+        raise
+    if not tool.is_async:
+        entry.record(seconds)
+    return value

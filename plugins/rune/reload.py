@@ -1,0 +1,316 @@
+"""Per-kernel state of the Rune plugin: the files served, their last good versions, hot reload.
+
+Discovery reads every ``.rn`` file of the sources (compiling only content it
+has not seen) and serves, per file, its newest version that loads without
+errors — an edit that breaks a file keeps its last good version serving and
+is reported (log and a ``reload_failed`` event).  A file that never loaded is
+listed as an unavailable tool carrying the error.
+
+A ``watchfiles`` watcher on the sources calls ``kernel.refresh_tools()`` after
+each batch of changes; the node then re-subscribes and republishes its catalog
+entry, so the mesh sees added, edited and removed tools within a second.
+Calls hold the ``Unit`` they started with, so a reload never changes a call
+in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from toolmesh import CallContext, ConfigError, Kernel, ToolUnavailable
+from toolmesh.contracts import ToolSpec
+
+from .executor import ToolEntry, run_tool
+from .loader import SUFFIX, LoadedFile, find_rune_files, load_file, placeholder_name, resolve_tools
+from .tool_format import Problem, RuneTool
+
+__all__ = ["DEFAULT_TIMEOUT_MS", "SOURCE", "RuneCatalog", "RuneSettings"]
+
+SOURCE = "rune"
+"""``ToolSpec.source`` of Rune tools; the plugin's key in ``Kernel.plugin_state`` and ``toolmesh.toml``."""
+
+DEFAULT_TIMEOUT_MS = 30_000
+"""Timeout of a tool whose ``#[tool]`` sets no ``timeout_ms``."""
+
+_log = logging.getLogger("toolmesh.rune")
+
+
+@dataclass(frozen=True)
+class RuneSettings:
+    """The ``[rune]`` table of ``toolmesh.toml``: ``watch`` (hot reload, default true),
+    ``debounce_ms`` (how long a burst of file changes is gathered, default 50)."""
+
+    watch: bool = True
+    debounce_ms: int = 50
+
+    @classmethod
+    def from_table(cls, table: dict[str, Any] | None) -> RuneSettings:
+        """Build from the TOML table, with a readable error for a wrong value."""
+        table = dict(table or {})
+        unknown = set(table) - {"watch", "debounce_ms"}
+        if unknown:  # a warning, not an error: the table may also hold settings of the language
+            _log.warning(
+                "ignoring unknown [rune] settings %s; the loader knows watch, debounce_ms", sorted(unknown)
+            )
+        watch, debounce = table.get("watch", True), table.get("debounce_ms", 50)
+        if not isinstance(watch, bool):
+            raise ConfigError(f"[rune] watch must be true or false, not {watch!r}")
+        if type(debounce) is not int or not 0 < debounce <= 5000:
+            raise ConfigError(f"[rune] debounce_ms must be an integer from 1 to 5000, not {debounce!r}")
+        return cls(watch=watch, debounce_ms=debounce)
+
+
+def _spec(tool: RuneTool, digest: str) -> ToolSpec:
+    description = tool.description if not tool.doc else f"{tool.description}\n\n{tool.doc}"
+    return ToolSpec(
+        name=tool.name,
+        description=description,
+        version=tool.version,
+        tags=tool.tags,
+        input_schema=tool.input_schema,
+        source=SOURCE,
+        timeout=(tool.timeout_ms or DEFAULT_TIMEOUT_MS) / 1000,
+        meta={
+            "rune": {
+                "file": tool.file,
+                "function": tool.function,
+                "line": tool.line,
+                "format": tool.format,
+                "digest": digest[:16],
+                "long_description": tool.doc,
+            }
+        },
+    )
+
+
+class RuneCatalog:
+    """The Rune tools one kernel serves, kept current by a file watcher."""
+
+    def __init__(self, kernel: Kernel) -> None:
+        self.kernel = kernel
+        self.settings = RuneSettings.from_table(kernel.settings.plugins.get(SOURCE))
+        self.good: dict[str, LoadedFile] = {}
+        """Per path, the newest version that loaded without errors (what is served)."""
+        self.failed: dict[str, LoadedFile] = {}
+        """Per path, a newer version that did not load (reported, not served)."""
+        self.tools: dict[str, ToolEntry] = {}
+        """Served tools by name: the definition and the compiled ``Unit`` it runs in."""
+        self.problems: list[Problem] = []
+        self.sources: frozenset[str] = frozenset()
+        """The sources of the last discovery."""
+        self._pending_events: list[tuple[str, str, dict[str, Any]]] = []
+        self._scanned = False
+        self._roots: tuple[tuple[Path, ...], frozenset[Path]] | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        self._stop: anyio.Event | None = None
+
+    # -------------------------------------------------------------- discovery
+
+    async def discover(self, sources: list[str]) -> list[ToolSpec]:
+        """Load the files of ``sources`` (in a worker thread) and return the specs to serve."""
+        self.sources = frozenset(sources)
+        loaded = await anyio.to_thread.run_sync(_load_all, sources)
+        self._apply(loaded)
+        if self.settings.watch and _watchfiles_installed():
+            self._ensure_watcher(sources)
+        return self.specs()
+
+    def _apply(self, loaded: list[LoadedFile]) -> None:
+        report = self._scanned  # the first scan is reported in the log only, later ones as events too
+        self._scanned = True
+        before = dict(self.good)
+        previous_failures = {path: version.digest for path, version in self.failed.items()}
+        good: dict[str, LoadedFile] = {}
+        failed: dict[str, LoadedFile] = {}
+        for version in loaded:
+            if version.ok:
+                good[version.path] = version
+                continue
+            failed[version.path] = version
+            if version.path in self.good:
+                good[version.path] = self.good[version.path]  # keep serving the last good version
+            if previous_failures.get(version.path) != version.digest:
+                self._report_failure(version, kept=version.path in self.good, event=report)
+        for version in loaded:
+            for problem in version.problems:
+                if problem.severity == "warning" and version.path not in before:
+                    _log.info("%s", problem)
+        self.good, self.failed = good, failed
+        ordered = [self.good[path] for path in sorted(self.good)]
+        resolved, duplicates = resolve_tools(ordered)
+        previous = self.tools
+        self.tools = {}
+        for name, (tool, unit) in resolved.items():
+            entry = previous.get(name)
+            # an unchanged tool keeps its entry (and what is known about its speed)
+            unchanged = entry is not None and entry.unit is unit and entry.tool == tool
+            self.tools[name] = entry if unchanged and entry is not None else ToolEntry(tool, unit)
+        for problem in duplicates:
+            _log.warning("%s", problem)
+        self.problems = [p for v in failed.values() for p in v.errors] + duplicates
+        if report:
+            self._note_changes(before)
+
+    def _report_failure(self, version: LoadedFile, *, kept: bool, event: bool) -> None:
+        errors = "; ".join(str(problem) for problem in version.errors)
+        if kept:
+            _log.warning(
+                "rune file %s did not reload, its last good version keeps serving: %s", version.path, errors
+            )
+        else:
+            _log.warning("rune file %s did not load: %s", version.path, errors)
+        if event:
+            names = [tool.name for tool in self.good[version.path].tools] if kept else []
+            attributes = {
+                "file": version.path,
+                "kept_last_good": kept,
+                "problems": [problem.as_dict() for problem in version.errors],
+            }
+            for name in names or [placeholder_name(version)]:
+                self._pending_events.append(("reload_failed", name, attributes))
+
+    def _note_changes(self, before: dict[str, LoadedFile]) -> None:
+        for path in sorted(set(before) | set(self.good)):
+            old, new = before.get(path), self.good.get(path)
+            if (old.digest if old else None) == (new.digest if new else None):
+                continue
+            change = "added" if old is None else "removed" if new is None else "modified"
+            names = sorted(
+                {tool.name for version in (old, new) if version is not None for tool in version.tools}
+            )
+            _log.info("rune file %s %s: %s", path, change, ", ".join(names) or "no tools")
+            for name in names or [placeholder_name(LoadedFile(path, "", None))]:
+                attributes = {"file": path, "change": change, "digest": new.digest if new else None}
+                self._pending_events.append(("reloaded", name, attributes))
+
+    def specs(self) -> list[ToolSpec]:
+        """Specs of the served tools, plus an unavailable entry for each file that never loaded."""
+        specs = [_spec(entry.tool, self._digest(entry.tool)) for entry in self.tools.values()]
+        for path, version in sorted(self.failed.items()):
+            name = placeholder_name(version)
+            if path in self.good or name in self.tools:
+                continue
+            reason = "the Rune file does not load: " + "; ".join(str(problem) for problem in version.errors)
+            specs.append(
+                ToolSpec(
+                    name=name,
+                    description=f"Rune file {path} (not loaded)",
+                    source=SOURCE,
+                    available=False,
+                    unavailable_reason=reason,
+                    meta={"rune": {"file": path}},
+                )
+            )
+        return specs
+
+    def _digest(self, tool: RuneTool) -> str:
+        version = self.good.get(tool.file)
+        return version.digest if version else ""
+
+    async def emit_pending(self) -> None:
+        """Publish the reload events gathered by the last discoveries (after the kernel applied them)."""
+        events, self._pending_events = self._pending_events, []
+        for kind, tool, attributes in events:
+            await self.kernel.emit(kind, tool, attributes=attributes)
+
+    # -------------------------------------------------------------- execution
+
+    def execute(self, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> Any:
+        """The awaitable result of one call, bound to the version served right now."""
+        entry = self.tools.get(spec.name)
+        if entry is None:
+            return _unavailable(spec)
+        return run_tool(entry, arguments, context)
+
+    # -------------------------------------------------------------- hot reload
+
+    def _ensure_watcher(self, sources: Iterable[str]) -> None:
+        dirs = {Path(s).resolve() for s in sources if Path(s).is_dir()}
+        singles = {Path(s).resolve() for s in sources if not Path(s).is_dir()}
+        roots = tuple(sorted(dirs | {path.parent for path in singles if path.parent.is_dir()}))
+        key = (roots, frozenset(singles))
+        if key == self._roots and self._watcher is not None and not self._watcher.done():
+            return
+        self.stop_watching()
+        self._roots = key
+        if roots:
+            self._stop = anyio.Event()
+            self._watcher = asyncio.get_running_loop().create_task(
+                self._watch(roots, dirs, frozenset(singles))
+            )
+
+    async def _watch(self, roots: tuple[Path, ...], dirs: set[Path], singles: frozenset[Path]) -> None:
+        import watchfiles
+
+        def wanted(_change: Any, path: str) -> bool:
+            file = Path(path)
+            if file.resolve() in singles:
+                return True
+            return (
+                file.suffix == SUFFIX
+                and not file.name.startswith(".")
+                and any(file.is_relative_to(root) for root in dirs)
+            )
+
+        assert self._stop is not None
+        try:
+            async for _changes in watchfiles.awatch(
+                *roots,
+                watch_filter=wanted,
+                debounce=max(self.settings.debounce_ms * 6, 300),
+                step=self.settings.debounce_ms,
+                stop_event=self._stop,
+                recursive=True,
+                ignore_permission_denied=True,
+            ):
+                try:
+                    await self.kernel.refresh_tools()
+                except Exception:  # noqa: BLE001 - the watcher must survive a failing refresh
+                    _log.exception("refreshing tools after a Rune file change failed")
+        except FileNotFoundError as exc:
+            _log.warning("stopped watching Rune files: %s", exc)
+
+    def stop_watching(self) -> None:
+        """Stop the file watcher (idempotent)."""
+        if self._stop is not None:
+            self._stop.set()
+        if self._watcher is not None:
+            self._watcher.cancel()
+        self._watcher, self._stop, self._roots = None, None, None
+
+    async def close(self) -> None:
+        """Stop watching and wait for the watcher to end."""
+        watcher = self._watcher
+        self.stop_watching()
+        if watcher is not None:
+            with anyio.CancelScope(shield=True):
+                await asyncio.gather(watcher, return_exceptions=True)
+
+
+@functools.cache
+def _watchfiles_installed() -> bool:
+    try:
+        import watchfiles  # noqa: F401
+    except ImportError:
+        _log.warning("hot reload of Rune tools needs watchfiles: pip install 'toolmesh[rune]'")
+        return False
+    return True
+
+
+def _load_all(sources: list[str]) -> list[LoadedFile]:
+    # in a worker thread: walking folders, reading and compiling files all block
+    return [load_file(path) for path in find_rune_files(sources) if path.exists()]
+
+
+async def _unavailable(spec: ToolSpec) -> Any:
+    raise ToolUnavailable(
+        f"Rune tool {spec.name!r} is not loaded on this kernel any more; it was just removed"
+    )
