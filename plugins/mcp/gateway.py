@@ -242,6 +242,14 @@ class Gateway:
         """The catalog spec of ``name`` as last read."""
         return self._by_name.get(name)
 
+    async def find_spec(self, name: str) -> ToolSpec | None:
+        """The catalog spec of ``name``, reading the catalog again when the last read lacks it."""
+        spec = self.spec(name)
+        if spec is None:
+            await self.catalog(refresh=True)  # a node may have joined since the last poll
+            spec = self.spec(name)
+        return spec
+
     async def run_tool(
         self,
         ctx: ServerRequestContext[Any, Any],
@@ -270,10 +278,7 @@ class Gateway:
         """The MCP result of a mesh call; an unknown tool is a protocol error (-32602)."""
         if result.is_error and result.error is not None and result.error.code == ErrorCode.UNKNOWN_TOOL:
             raise MCPError(types.INVALID_PARAMS, result.error.message)
-        spec = self.spec(name)
-        if spec is None and not result.is_error:
-            await self.catalog(refresh=True)
-            spec = self.spec(name)
+        spec = self.spec(name) if result.is_error else await self.find_spec(name)
         return call_result_from_tool_result(result, spec)
 
     def _relay(self, ctx: ServerRequestContext[Any, Any], tool: str, task: TaskRelay | None = None) -> Any:

@@ -158,7 +158,10 @@ class TaskRunner:
                 )
             return await call_next(ctx)
         if spec is None:
+            spec = await self.gateway.find_spec(name)
+        if spec is None:
             raise MCPError(types.INVALID_PARAMS, f"no tool named {name!r} is served on this mesh")
+        support = spec.task_support
         if support == "forbidden":
             raise MCPError(types.METHOD_NOT_FOUND, f"tool {name!r} does not support task-augmented calls")
         ttl = requested.get("ttl") if isinstance(requested, dict) else None

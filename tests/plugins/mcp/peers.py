@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import anyio
 import msgspec
 from toolmesh import Settings
 
@@ -107,11 +108,16 @@ class HttpGateway:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    def __enter__(self) -> HttpGateway:
-        wait_for_port(self.port, self.process)
+    async def __aenter__(self) -> HttpGateway:
+        # In a thread: a node served by the same event loop must keep its heartbeats going meanwhile.
+        await anyio.to_thread.run_sync(wait_for_port, self.port, self.process)
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
+        await anyio.to_thread.run_sync(self.stop)
+
+    def stop(self) -> None:
+        """Terminate the gateway (kill it after 10 s)."""
         self.process.terminate()
         try:
             self.process.wait(10)

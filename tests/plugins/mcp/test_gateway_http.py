@@ -61,7 +61,7 @@ async def test_sdk_client_over_streamable_http_with_pagination(toolmesh_settings
     for index in range(7):
         many.add(ToolSpec(name=f"echo{index}", input_schema={"type": "object"}), echo)
     async with running_node(toolmesh_settings, plugins=[standard_tools(), many], load_entrypoints=False):
-        with HttpGateway(toolmesh_settings, "--page-size", "5") as gateway:
+        async with HttpGateway(toolmesh_settings, "--page-size", "5") as gateway:
             async with http_client_session(gateway.url) as client:
                 pages = []
                 cursor = None
@@ -98,7 +98,7 @@ async def test_list_changed_over_http(toolmesh_settings: Settings) -> None:
 
     extra.add(ToolSpec(name="ping_tool", input_schema={"type": "object"}), ping)
     async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
-        with HttpGateway(toolmesh_settings) as gateway:
+        async with HttpGateway(toolmesh_settings) as gateway:
             async with http_client_session(gateway.url, on_message=on_message) as client:
                 await client.list_tools()
                 async with running_node(toolmesh_settings, plugins=[extra], load_entrypoints=False):
@@ -109,7 +109,7 @@ async def test_list_changed_over_http(toolmesh_settings: Settings) -> None:
 
 async def test_sessions_and_origin_validation(toolmesh_settings: Settings) -> None:
     async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
-        with HttpGateway(toolmesh_settings) as gateway:
+        async with HttpGateway(toolmesh_settings) as gateway:
             accepted = await post(gateway.url, INITIALIZE, origin=f"http://localhost:{gateway.port}")
             assert accepted.status_code == 200
             assert accepted.headers.get("mcp-session-id")
@@ -122,7 +122,7 @@ async def test_sessions_and_origin_validation(toolmesh_settings: Settings) -> No
 
 async def test_bearer_token_and_resource_metadata(toolmesh_settings: Settings) -> None:
     async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
-        with HttpGateway(toolmesh_settings, env={"TOOLMESH_MCP_TOKEN": "s3cret"}) as gateway:
+        async with HttpGateway(toolmesh_settings, env={"TOOLMESH_MCP_TOKEN": "s3cret"}) as gateway:
             missing = await post(gateway.url, INITIALIZE)
             assert missing.status_code == 401
             assert "resource_metadata=" in missing.headers["www-authenticate"]
@@ -183,7 +183,7 @@ class RawSession:
 
 async def test_task_augmented_call(toolmesh_settings: Settings) -> None:
     async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
-        with HttpGateway(toolmesh_settings) as gateway:
+        async with HttpGateway(toolmesh_settings) as gateway:
             async with httpx2.AsyncClient(timeout=30) as http:
                 raw = RawSession(http, gateway.url)
                 hello = await raw.request(

@@ -123,7 +123,7 @@ async def test_conformance_server_scenarios(
         f"[mcp.servers.fixtures]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(fixtures))}]\n"
     )
     async with running_node(toolmesh_settings, **conformance_node(), load_entrypoints=False):
-        with HttpGateway(toolmesh_settings, env={"TOOLMESH_CONFIG": str(config)}) as gateway:
+        async with HttpGateway(toolmesh_settings, env={"TOOLMESH_CONFIG": str(config)}) as gateway:
             run = await anyio.to_thread.run_sync(
                 lambda: conformance(npm_root, "server", "--url", gateway.url)
             )
