@@ -46,6 +46,9 @@ class ToolRequest(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True)
     meta: dict[str, Any] | None = None
     callback: str | None = None
     """Subject where the tool may send ``ToolCallback`` messages to the caller while it runs."""
+    durable: bool | None = None
+    """``True`` asks for the durable path: the request is kept in a JetStream work queue
+    until a node has stored its result, and a repeat with the same ``id`` returns that result."""
 
 
 class ToolError(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):

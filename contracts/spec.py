@@ -72,3 +72,7 @@ class ToolSpec(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
     examples: tuple[ToolExample, ...] = ()
     available: bool = True
     unavailable_reason: str | None = None
+    durable: bool = False
+    """Every call of this tool takes the durable path (JetStream work queue, stored result)."""
+    max_concurrency: int | None = None
+    """Calls of this tool one node runs at once; more get ``unavailable`` with a retry hint."""

@@ -118,3 +118,22 @@ class Subjects:
     def catalog_bucket(self) -> str:
         """The JetStream key-value bucket that holds the catalog."""
         return "toolmesh_catalog_" + self.prefix.replace(".", "_")
+
+    def durable(self, tool: str) -> str:
+        """Where durable calls of ``tool`` are published (captured by the durable stream)."""
+        return f"{self.prefix}.durable.{encode_token(tool)}"
+
+    @property
+    def durable_stream(self) -> str:
+        """The JetStream work-queue stream that holds durable calls until a node finishes them."""
+        return "toolmesh_durable_" + self.prefix.replace(".", "_")
+
+    @property
+    def results_bucket(self) -> str:
+        """The key-value bucket of durable calls' results, keyed by request id."""
+        return "toolmesh_results_" + self.prefix.replace(".", "_")
+
+    @property
+    def cache_bucket(self) -> str:
+        """The key-value bucket of the shared result cache."""
+        return "toolmesh_cache_" + self.prefix.replace(".", "_")

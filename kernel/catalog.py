@@ -7,11 +7,12 @@ gracefully deletes its entry at once.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BucketNotFoundError, NotFoundError
+from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 
 from toolmesh.contracts import NodeEntry, ToolSpec, decode_node_entry, encode
@@ -26,8 +27,10 @@ _log = logging.getLogger("toolmesh.catalog")
 class CatalogBucket:
     """Read and write node entries in the catalog bucket of one mesh."""
 
-    def __init__(self, kv: KeyValue) -> None:
+    def __init__(self, kv: KeyValue, js: JetStreamContext, bucket: str) -> None:
         self.kv = kv
+        self.js = js
+        self.bucket = bucket
 
     @classmethod
     async def open(cls, js: JetStreamContext, bucket: str, ttl: float, *, create: bool) -> CatalogBucket | None:
@@ -36,7 +39,7 @@ class CatalogBucket:
         Returns ``None`` when it does not exist and ``create`` is false.
         """
         try:
-            return cls(await js.key_value(bucket))
+            return cls(await js.key_value(bucket), js, bucket)
         except BucketNotFoundError:
             if not create:
                 return None
@@ -44,11 +47,12 @@ class CatalogBucket:
             raise BrokerError(
                 f"the NATS server has no JetStream, which the catalog needs ({exc}); start nats-server with -js"
             ) from exc
-        config = KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.MEMORY)
+        # direct: a listing does one get per node; direct gets skip the stream leader's API queue
+        config = KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.MEMORY, direct=True)
         try:
-            return cls(await js.create_key_value(config=config))
+            return cls(await js.create_key_value(config=config), js, bucket)
         except Exception:  # noqa: BLE001 - another node created it first
-            return cls(await js.key_value(bucket))
+            return cls(await js.key_value(bucket), js, bucket)
 
     async def put(self, entry: NodeEntry) -> None:
         """Write (or refresh) a node's entry."""
@@ -62,21 +66,31 @@ class CatalogBucket:
             pass
 
     async def entries(self) -> list[NodeEntry]:
-        """Every live node entry, read as one snapshot."""
-        watcher = await self.kv.watchall(ignore_deletes=True)
-        entries = []
+        """Every live node entry.
+
+        The keys come from the stream's per-subject state and the values from
+        direct gets.  (A key-value watcher is not used: nats.py's end-of-initial-
+        values marker can arrive before the values when the server is busy, which
+        made a 50-node catalog read as empty now and then.)
+        """
+        prefix = f"$KV.{self.bucket}."
+        info = await self.js.stream_info(f"KV_{self.bucket}", subjects_filter=prefix + ">")
+        keys = [subject[len(prefix):] for subject in (info.state.subjects or {})]
+        found = await asyncio.gather(*(self._entry(key) for key in keys))
+        return [entry for entry in found if entry is not None]
+
+    async def _entry(self, key: str) -> NodeEntry | None:
         try:
-            async for update in watcher:
-                if update is None:
-                    break
-                if update.value:
-                    try:
-                        entries.append(decode_node_entry(update.value))
-                    except ValueError as exc:
-                        _log.warning("ignoring unreadable catalog entry %s: %s", update.key, exc)
-        finally:
-            await watcher.stop()
-        return entries
+            update = await self.kv.get(key)
+        except (KeyNotFoundError, KeyDeletedError, NotFoundError):
+            return None  # purged by a stopping node, or expired since the listing
+        if not update.value:
+            return None
+        try:
+            return decode_node_entry(update.value)
+        except ValueError as exc:
+            _log.warning("ignoring unreadable catalog entry %s: %s", key, exc)
+            return None
 
 
 def merge_tools(entries: list[NodeEntry]) -> dict[str, tuple[ToolSpec, list[str]]]:

@@ -14,14 +14,16 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-
 from toolmesh.contracts import ToolResult, encode
 
+from .authorization import client_identity, visible_tools
 from .cli_options import JsonOption, NatsOption, PrefixOption, error_console, fail
 from .config import Settings, load_settings
 from .errors import ToolmeshError
+from .health import health
 from .logs import configure_logging
 from .mesh import Mesh
+from .nats_auth import redact_url
 from .node import Node
 from .plugin_manager import create_plugin_manager, describe_plugins
 from .telemetry_config import configure_telemetry
@@ -108,7 +110,7 @@ def up(
         report = {
             "event": "ready",
             "node": node.name,
-            "url": node.url,
+            "url": redact_url(node.url or ""),  # Credentials in the URL stay off the screen
             "embedded_broker": node.broker is not None,
             "prefix": settings.prefix,
             "tools": [spec.name for spec in node.kernel.tools],
@@ -119,7 +121,7 @@ def up(
             print(json.dumps(report), flush=True)
             return
         broker = "embedded broker" if node.broker else "broker"
-        err.print(f"[bold green]node {node.name}[/] serving {len(report['tools'])} tools on {broker} {node.url}"
+        err.print(f"[bold green]node {node.name}[/] serving {len(report['tools'])} tools on {broker} {report['url']}"
                   f" (ready in {report['startup_ms']} ms)", highlight=False)
         for tool in report["tools"]:
             err.print(f"  • {tool}", highlight=False)
@@ -152,6 +154,13 @@ def up(
         _run(serve)
     except ToolmeshError as exc:
         raise fail(str(exc), 1) from None
+    except BaseExceptionGroup as group:  # a start-up failure arrives through the signal-watching task group
+        failures, _ = group.split(ToolmeshError)
+        if failures is None:
+            raise
+        while isinstance(failures, BaseExceptionGroup):
+            failures = failures.exceptions[0]
+        raise fail(str(failures), 1) from None
     if as_json:
         print(json.dumps({"event": "stopped", "node": node.name}), flush=True)
 
@@ -175,6 +184,9 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
     from .catalog import merge_tools
 
     merged = merge_tools(entries)
+    # Hide what this client's identity may not use (advisory, see toolmesh.authorization)
+    shown = {spec.name for spec in visible_tools(settings, client_identity(settings), [s for s, _ in merged.values()])}
+    merged = {name: entry for name, entry in merged.items() if name in shown}
     if as_json:
         listing = [
             {**msgspec.to_builtins(spec), "nodes": nodes} for spec, nodes in (merged[name] for name in sorted(merged))
@@ -215,6 +227,10 @@ def call(
         Optional[list[str]], typer.Option("-a", "--arg", help="One argument as key=value (value parsed as JSON if it can be).")
     ] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="Seconds to wait for the result.")] = None,
+    durable: Annotated[
+        bool, typer.Option("--durable", help="Through the JetStream work queue: survives node failure, runs once per --id.")
+    ] = False,
+    request_id: Annotated[Optional[str], typer.Option("--id", help="Request id (idempotency key of --durable calls).")] = None,
     nats_url: NatsOption = None,
     prefix: PrefixOption = None,
     as_json: JsonOption = False,
@@ -233,7 +249,7 @@ def call(
 
     async def send() -> ToolResult:
         async with Mesh(settings=settings) as mesh:
-            return await mesh.call(name, payload, timeout=timeout)
+            return await mesh.call(name, payload, timeout=timeout, durable=durable or None, id=request_id)
 
     configure_telemetry("toolmesh-client")
 
@@ -383,6 +399,9 @@ def plugins(as_json: JsonOption = False) -> None:
         dist = f"{info.distribution} {info.version}" if info.distribution else "built-in"
         table.add_row(info.name, dist, ", ".join(hook.removeprefix("toolmesh_") for hook in info.hooks))
     out.print(table)
+
+
+app.command("health")(health)  # probes for containers (toolmesh.health)
 
 
 def main() -> None:

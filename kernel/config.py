@@ -17,6 +17,7 @@ import msgspec
 from toolmesh.contracts import DEFAULT_PREFIX, Subjects
 
 from .errors import ConfigError
+from .nats_auth import SECRET_SETTINGS, check_security_settings
 
 __all__ = ["CONFIG_FILE", "DEFAULT_NATS_URL", "DEFAULT_PORT", "Settings", "load_settings"]
 
@@ -63,6 +64,44 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Lowest level logged."""
     metrics_port: int | None = None
     """Serve Prometheus metrics on this loopback port (needs ``toolmesh[prometheus]``)."""
+    durable_ack_wait: float = 30.0
+    """Seconds a durable call may go without a sign of life (nodes send one every third of it)
+    before JetStream hands it to another node."""
+    durable_max_attempts: int = 5
+    """Executions of one durable call that may start (each on a node that then died) before it is
+    answered ``execution_failed`` instead: a call that kills its node must not kill every node."""
+    durable_result_ttl: float = 3600.0
+    durable_replicas: int = 1
+    """Copies JetStream keeps of the durable stream and the results bucket (3 on a 3-server
+    cluster, so losing one server loses no call); set it before the stream is first created."""
+    """How long a durable call's result is kept by request id (and repeats are deduplicated)."""
+    shared_cache: bool = False
+    """Keep cached results in a JetStream key-value bucket every node shares, not only in this process."""
+    shared_cache_max_ttl: float = 86400.0
+    """Upper bound on any shared-cache entry's lifetime (the bucket's max age)."""
+    # Connection security (toolmesh.nats_auth) and caller identity (toolmesh.identity, toolmesh.authorization)
+    nats_user: str | None = None
+    """NATS user name; goes with ``nats_password`` (or put both in the URL)."""
+    nats_password: str | None = None
+    """Password of ``nats_user`` (a secret: redacted from logs)."""
+    nats_token: str | None = None
+    """NATS authorization token (a secret)."""
+    nats_creds: str | None = None
+    """Path of a NATS ``.creds`` file (user JWT + nkey seed) for decentralised (operator/account) auth."""
+    nats_nkey: str | None = None
+    """Path of an nkey seed file for nkey authentication."""
+    tls_ca: str | None = None
+    """CA bundle (PEM) that verifies the NATS servers' certificates; setting it turns TLS on."""
+    tls_cert: str | None = None
+    """Client certificate (PEM) for mutual TLS; needs ``tls_key``."""
+    tls_key: str | None = None
+    """Private key (PEM) of ``tls_cert``."""
+    identity: str | None = None
+    """Identity this client signs its calls with (default: ``nats_user``); needs ``identity_secret``."""
+    identity_secret: str | None = None
+    """HMAC key shared by nodes and trusted clients: signs and verifies caller identities (a secret)."""
+    max_argument_size: int | None = None
+    """Largest single argument value in JSON bytes; larger ones get ``too_large`` (``None``: only ``max_payload``)."""
     plugins: dict[str, Any] = msgspec.field(default_factory=dict)
     """Plugin tables of ``toolmesh.toml``, by name."""
 
@@ -77,6 +116,14 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             (self.max_payload >= 1024, f"max_payload must be at least 1024 bytes, got {self.max_payload}"),
             (self.default_timeout > 0, f"default_timeout must be positive, got {self.default_timeout}"),
             (self.heartbeat > 0, f"heartbeat must be positive, got {self.heartbeat}"),
+            (self.durable_ack_wait >= 1, f"durable_ack_wait must be at least 1 second, got {self.durable_ack_wait}"),
+            (self.durable_max_attempts >= 1, f"durable_max_attempts must be at least 1, got {self.durable_max_attempts}"),
+            (self.durable_result_ttl > 0, f"durable_result_ttl must be positive, got {self.durable_result_ttl}"),
+            (
+                1 <= self.durable_replicas <= 5,
+                f"durable_replicas must be between 1 and 5 (JetStream's limit), got {self.durable_replicas}",
+            ),
+            (self.shared_cache_max_ttl > 0, f"shared_cache_max_ttl must be positive, got {self.shared_cache_max_ttl}"),
             (
                 self.catalog_ttl > self.heartbeat,
                 f"catalog_ttl ({self.catalog_ttl}) must be longer than heartbeat ({self.heartbeat})",
@@ -85,6 +132,7 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
+        check_security_settings(self)
 
     @property
     def subjects(self) -> Subjects:
@@ -95,6 +143,15 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     def connect_url(self) -> str:
         """The NATS URL a client uses: the configured one, else the local default broker."""
         return self.nats_url or f"nats://127.0.0.1:{self.port}"
+
+    def __repr__(self) -> str:  # A logged Settings must not carry its secrets
+        from .nats_auth import redact_url
+
+        shown = {
+            name: ("***" if name in SECRET_SETTINGS and value else value)
+            for name, value in msgspec.structs.asdict(self).items()
+        }
+        return redact_url(f"Settings({', '.join(f'{name}={value!r}' for name, value in shown.items())})")
 
 
 _FIELDS = {name for name in Settings.__struct_fields__ if name != "plugins"}

@@ -137,6 +137,31 @@ def toolmesh_after_call(
     """
 
 
+# ---------------------------------------------------------------- authorization
+
+
+@hookspec
+def toolmesh_authorize(
+    identity: str | None, spec: ToolSpec, action: str, kernel: Kernel
+) -> bool | Awaitable[bool | None] | None:
+    """Decide whether the caller ``identity`` may ``action`` (``"list"`` or ``"call"``) the tool ``spec``.
+
+    :param identity: the caller's identity as the node verified it (a signed
+        ``Toolmesh-Identity`` header, see ``toolmesh.identity``); ``None`` for an
+        anonymous caller.  Never the unverified ``caller.identity`` of a request body.
+    :param spec: the tool.
+    :param action: ``"call"`` on a node, before the decision hooks; ``"list"``
+        when a client filters the catalog (advisory: the catalog is readable by
+        every NATS user of the account — enforce with NATS subject permissions).
+    :param kernel: the kernel asking (``kernel.settings`` holds the configuration).
+
+    All implementations run; return ``True`` to allow, ``False`` to refuse,
+    ``None`` to abstain.  One ``False`` refuses the call with ``rejected``;
+    when every implementation abstains the call is allowed.  The built-in
+    implementation applies the ``[authorization]`` table of ``toolmesh.toml``.
+    """
+
+
 # ---------------------------------------------------------------- execution
 
 

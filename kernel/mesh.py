@@ -11,7 +11,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import re
+import ssl
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -24,10 +27,9 @@ import nats.errors
 from nats.aio.client import Client as NATS
 from nats.nuid import NUID
 from opentelemetry.trace import SpanKind
-
 from toolmesh.contracts import (
-    CancelRequest,
     Caller,
+    CancelRequest,
     ErrorCode,
     NodeEntry,
     ToolError,
@@ -40,11 +42,15 @@ from toolmesh.contracts import (
     encode,
 )
 
-from .catalog import CatalogBucket, merge_tools
+from .authorization import client_identity, visible_tools
 from .broker import nats_reachable
 from .callbacks import CallbackHandler, serve_callbacks
+from .catalog import CatalogBucket, merge_tools
 from .config import Settings, load_settings
+from .durable import DurableQueue
 from .errors import BrokerError, UnknownTool
+from .identity import sign_request
+from .nats_auth import authenticates, connect_options, redact_url, url_user
 from .suggestions import close_names
 from .telemetry import inject_headers, tool_span
 
@@ -62,8 +68,13 @@ _nuid = NUID()
 _log = logging.getLogger("toolmesh.mesh")
 
 
-async def connect_nats(url: str, *, name: str, inbox_prefix: str | None = None, **options: Any) -> NATS:
+async def connect_nats(
+    url: str, *, name: str, inbox_prefix: str | None = None, settings: Settings | None = None, **options: Any
+) -> NATS:
     """Connect to NATS, turning "nothing there" into one clear ``BrokerError``.
+
+    ``settings`` adds its credentials and TLS (``toolmesh.nats_auth``): pass it
+    from every connection a node or plugin opens, so all of them authenticate.
 
     Reachability is checked first: nats.py with reconnects enabled would
     otherwise retry the first connection for as long as it retries later ones.
@@ -72,22 +83,81 @@ async def connect_nats(url: str, *, name: str, inbox_prefix: str | None = None, 
     async def quiet(exc: Exception) -> None:  # nats.py prints every error to stderr by default
         _log.debug("nats error: %r", exc)
 
-    failure = f"cannot reach NATS at {url}; start a mesh with 'toolmesh up' or point --nats / TOOLMESH_NATS_URL at a running NATS server"
+    failure = f"cannot reach NATS at {redact_url(url)}; start a mesh with 'toolmesh up' or point --nats / TOOLMESH_NATS_URL at a running NATS server"
     if not await nats_reachable(url):
         raise BrokerError(failure)
+    if settings is not None:
+        options = {**connect_options(settings), **options}
     options.setdefault("max_reconnect_attempts", 10)
     options.setdefault("reconnect_time_wait", 0.5)
+    report = options.pop("error_cb", quiet)
+    connected = False
+
+    async def on_error(exc: Exception) -> None:
+        # nats.py retries a refused first connection like a lost one (forever for a
+        # node); wrong credentials or a rejected certificate never heal, so stop at once.
+        if not connected and _refused(exc):
+            raise _Refused(exc)
+        await report(exc)
+
+    nc = NATS()
     try:
-        return await nats.connect(
-            url,
+        await nc.connect(
+            # A cluster URL lists its servers comma-separated; nats.py wants them as a list.
+            [server.strip() for server in url.split(",") if server.strip()],
             name=name,
             inbox_prefix=inbox_prefix or "_INBOX",
             connect_timeout=2,
-            error_cb=options.pop("error_cb", quiet),
+            error_cb=on_error,
             **options,
         )
+    except _Refused as refused:
+        try:
+            await nc.close()  # the half-open socket, so nothing leaks
+        except Exception:  # noqa: BLE001 - already broken: closing is best effort
+            pass
+        raise BrokerError(
+            f"NATS at {redact_url(url)} refused this connection ({type(refused.cause).__name__}: {refused.cause});"
+            " check nats_user/nats_password, nats_token, nats_creds, nats_nkey (TOOLMESH_NATS_*) or the TLS files"
+            " tls_ca/tls_cert/tls_key against the server's configuration"
+        ) from refused.cause
     except (nats.errors.NoServersError, OSError, TimeoutError, nats.errors.Error) as exc:
         raise BrokerError(f"{failure} ({type(exc).__name__}: {exc})") from exc
+    connected = True
+    return nc
+
+
+class _Refused(Exception):
+    def __init__(self, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+def _refused(exc: Exception) -> bool:
+    text = str(exc).lower()
+    return (
+        isinstance(exc, (nats.errors.AuthorizationError, ssl.SSLError))
+        or "authorization violation" in text
+        or "authentication" in text
+        or "certificate" in text
+    )
+
+
+DENIAL_MEMORY = 5.0
+"""Seconds a client remembers that NATS refused it a request subject (answers ``rejected`` at once)."""
+
+_PUBLISH_DENIED = re.compile(r'[Pp]ermissions [Vv]iolation for [Pp]ublish to "?([^"\s]+)"?')
+
+
+class PublishDenied(Exception):
+    """NATS refused this connection's user permission to publish on a subject."""
+
+    def __init__(self, subject: str) -> None:
+        self.subject = subject
+        super().__init__(
+            f"NATS refuses this client's user permission to publish on {subject!r}: the user may not call this"
+            " tool; ask an operator to allow the subject in the NATS server's permissions (ops/nats/permissions.conf)"
+        )
 
 
 def new_request_id() -> str:
@@ -112,6 +182,13 @@ class Mesh:
         self.nc: NATS | None = None
         self._owns_connection = True
         self._catalog: CatalogBucket | None = None
+        # Subjects NATS refused this user, and the calls waiting on each subject
+        self._denied_at: dict[str, float] = {}
+        self._waiting: dict[str, set[asyncio.Task[Any]]] = {}
+        self._denied_tasks: set[asyncio.Task[Any]] = set()
+        # Only authenticated connections can meet subject permissions: skip the bookkeeping otherwise.
+        self._watch_denials = authenticates(self.settings)
+        self._durable: DurableQueue | None = None
 
     @classmethod
     def over(cls, nc: NATS, settings: Settings) -> Mesh:
@@ -125,7 +202,11 @@ class Mesh:
         """Open the connection; replies arrive under ``<prefix>.result.<client>``."""
         if self.nc is None:
             self.nc = await connect_nats(
-                self.settings.connect_url, name=self.name, inbox_prefix=self.subjects.result_prefix
+                self.settings.connect_url,
+                name=self.name,
+                inbox_prefix=self._inbox_prefix(),
+                error_cb=self._on_nats_error,
+                **connect_options(self.settings),  # NATS auth and TLS (toolmesh.nats_auth)
             )
         return self
 
@@ -134,6 +215,7 @@ class Mesh:
         if self.nc is not None and self._owns_connection:
             await self.nc.drain()
         self.nc = None
+        self._durable = None
 
     async def __aenter__(self) -> Mesh:
         return await self.connect()
@@ -159,11 +241,15 @@ class Mesh:
         id: str | None = None,
         meta: dict[str, Any] | None = None,
         on_callback: CallbackHandler | None = None,
+        durable: bool | None = None,
     ) -> ToolResult:
         """Call ``tool``; returns its ``ToolResult`` (``is_error`` set on failure, never raises for it).
 
         ``on_callback`` receives the tool's progress and log messages and answers
         its ``sampling``/``elicitation`` requests (its return value is the answer).
+        ``durable=True`` sends the call through the JetStream work queue: it survives
+        the death of the node running it, and a repeat with the same ``id`` returns
+        the stored result instead of running again (see docs/reliability.md).
         """
         request = ToolRequest(
             id=id or new_request_id(),
@@ -173,6 +259,7 @@ class Mesh:
             timeout=timeout if timeout is not None else self.settings.default_timeout,
             cache=cache,
             meta=meta,
+            durable=durable or None,
         )
         if on_callback is None:
             return await self.send(request)
@@ -200,6 +287,11 @@ class Mesh:
             )
         timeout = request.timeout if request.timeout is not None else self.settings.default_timeout
         wait = timeout + _REPLY_GRACE
+        if request.durable:
+            durable_subject = self.subjects.durable(request.tool)
+            return await self._durable_queue().send(
+                request, payload, wait, self._headers(request, durable_subject, payload)
+            )
         started = time.monotonic()
         with tool_span(
             request.tool,
@@ -209,8 +301,10 @@ class Mesh:
         ):
             while True:
                 try:
-                    reply = await nc.request(subject, payload, timeout=wait, headers=inject_headers())
+                    reply = await self._request(nc, subject, payload, wait, self._headers(request, subject, payload))
                     break
+                except PublishDenied as exc:
+                    return _local_failure(request, ErrorCode.REJECTED, str(exc))
                 except nats.errors.NoRespondersError:
                     if time.monotonic() - started < NO_RESPONDER_RETRY:
                         await anyio.sleep(0.05)
@@ -235,6 +329,80 @@ class Mesh:
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             return _local_failure(request, ErrorCode.INTERNAL, f"the node's reply is not a ToolResult: {exc}")
 
+    async def _request(
+        self, nc: NATS, subject: str, payload: bytes, wait: float, headers: dict[str, str] | None
+    ) -> Any:
+        # NATS drops a publish the user may not make and reports it only
+        # asynchronously (error_cb).  _on_nats_error cancels the calls waiting on that
+        # subject, and they answer `rejected` at once instead of after their whole timeout.
+        denied_at = self._denied_at.get(subject)
+        if denied_at is not None and time.monotonic() - denied_at < DENIAL_MEMORY:
+            raise PublishDenied(subject)
+        if not self._watch_denials:
+            return await nc.request(subject, payload, timeout=wait, headers=headers)
+        task = asyncio.current_task()
+        assert task is not None
+        waiting = self._waiting.setdefault(subject, set())
+        waiting.add(task)
+        try:
+            return await nc.request(subject, payload, timeout=wait, headers=headers)
+        except asyncio.CancelledError:
+            if task in self._denied_tasks:
+                self._denied_tasks.discard(task)
+                if task.uncancel() == 0:  # only our cancellation: anything else still propagates
+                    raise PublishDenied(subject) from None
+            raise
+        finally:
+            waiting.discard(task)
+            if task in self._denied_tasks:  # the reply won the race with our cancellation: take it back
+                self._denied_tasks.discard(task)
+                task.uncancel()
+
+    async def _on_nats_error(self, exc: Exception) -> None:
+        match = _PUBLISH_DENIED.search(str(exc))
+        if match is None:
+            _log.debug("nats error: %r", exc)
+            return
+        subject = match.group(1)
+        self._denied_at[subject] = time.monotonic()
+        # Each refused publish is reported once, but several may arrive before a cancelled
+        # call runs again: cancel each waiting call once only.
+        for task in list(self._waiting.get(subject, ())):
+            if task not in self._denied_tasks and task.cancel():
+                self._denied_tasks.add(task)
+
+    def _inbox_prefix(self) -> str:
+        # A NATS user's replies arrive under <prefix>.result.<user>, so the server's
+        # permissions can let each user subscribe to its own replies only (ops/nats/permissions.conf).
+        user = self.settings.nats_user or url_user(self.settings.nats_url)
+        if user and re.fullmatch(r"[A-Za-z0-9_\-]+", user):
+            return f"{self.subjects.result_prefix}.{user}"
+        return self.subjects.result_prefix
+
+    def _headers(self, request: ToolRequest, subject: str, payload: bytes) -> dict[str, str] | None:
+        # Sign the caller's identity when this client holds the mesh's identity_secret
+        secret = self.settings.identity_secret
+        if secret is None:
+            return inject_headers()
+        identity = (request.caller.identity if request.caller is not None else None) or self.identity
+        if identity is None:
+            return inject_headers()
+        return inject_headers(sign_request(secret, identity, subject, payload))
+
+    @property
+    def identity(self) -> str | None:
+        """The identity this client signs its calls with: ``identity``, else the NATS user."""
+        return client_identity(self.settings)
+
+    def _durable_queue(self) -> DurableQueue:
+        if self._durable is None:
+            self._durable = DurableQueue(self._connection(), self.settings)
+        return self._durable
+
+    async def durable_result(self, request_id: str) -> ToolResult | None:
+        """The stored result of an earlier durable call (``None``: not finished yet, or expired)."""
+        return await self._durable_queue().result(request_id)
+
     async def _cancel(self, request_id: str) -> None:
         # The caller gave up: tell whichever node serves the call to stop it.
         try:
@@ -258,9 +426,13 @@ class Mesh:
         return await bucket.entries() if bucket is not None else []
 
     async def list_tools(self) -> list[ToolSpec]:
-        """Every tool served by some node, once each, sorted by name."""
+        """Every tool served by some node, once each, sorted by name.
+
+        With an ``[authorization]`` policy in this client's settings, only the tools
+        :attr:`identity` may use are listed (advisory: see ``toolmesh.authorization``).
+        """
         merged = merge_tools(await self.nodes())
-        return [merged[name][0] for name in sorted(merged)]
+        return visible_tools(self.settings, self.identity, [merged[name][0] for name in sorted(merged)])
 
     async def _safe_list_tools(self) -> list[ToolSpec]:
         try:

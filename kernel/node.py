@@ -26,8 +26,8 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.nuid import NUID
 from opentelemetry.trace import SpanKind
-
 from toolmesh.contracts import (
+    Caller,
     ErrorCode,
     NodeEntry,
     ToolError,
@@ -40,15 +40,20 @@ from toolmesh.contracts import (
     encode,
 )
 
+from .backpressure import Admission
 from .broker import EmbeddedBroker, nats_reachable
 from .callbacks import NatsCallbackChannel
 from .catalog import CatalogBucket
 from .config import Settings
-from .errors import BrokerError
+from .durable import DurableWorker, is_durable_delivery
+from .errors import BrokerError, CallRejected
+from .identity import verify_request
 from .kernel import Kernel
 from .markers import hookimpl
 from .mesh import Mesh, connect_nats
+from .nats_auth import connect_options
 from .service_protocol import EndpointCounters, ServiceResponder
+from .shared_cache import SharedCache
 from .telemetry import extract_context, tool_span
 
 __all__ = ["QUEUE_GROUP", "Node"]
@@ -102,6 +107,8 @@ class Node:
         self._idle = anyio.Event()
         self._draining = False
         self.on_ready: Callable[[Node], None] | None = None
+        self._admission = Admission(self.name, self.settings.max_concurrency)
+        self._durable: DurableWorker | None = None
 
     # -------------------------------------------------------------- lifecycle
 
@@ -127,6 +134,7 @@ class Node:
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.5,
             reconnected_cb=self._on_reconnected,
+            **connect_options(self.settings),  # NATS auth and TLS (toolmesh.nats_auth)
         )
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[Node] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -136,9 +144,12 @@ class Node:
             await self._connect()
             assert self.nc is not None
             self._mesh = Mesh.over(self.nc, self.settings)
+            await self._open_reliability()
             if self.settings.events:
                 self.kernel.add_event_sink(self._publish_event)
             self.problems = await self.kernel.start(self.sources)
+            if self._durable is not None:
+                await self._durable.sync_consumers(self.kernel.tools)
             self._catalog = await CatalogBucket.open(
                 self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True
             )
@@ -245,6 +256,19 @@ class Node:
             except Exception as exc:  # noqa: BLE001 - keep serving through a broker hiccup
                 _log.warning("heartbeat failed: %s", exc)
 
+    async def _open_reliability(self) -> None:
+        # Durable calls and the shared cache (toolmesh.durable, toolmesh.shared_cache); a mesh
+        # whose NATS user may not create streams still serves the fast path.
+        assert self.nc is not None
+        try:
+            self._durable = await DurableWorker.open(self)
+        except BrokerError as exc:
+            _log.warning("durable calls disabled on this node: %s", exc)
+        if self.settings.shared_cache:
+            self.kernel.register_plugin(
+                await SharedCache.open(self.nc.jetstream(), self.settings), name=f"toolmesh.shared_cache.{self.name}"
+            )
+
     async def _on_reconnected(self) -> None:
         # A restarted broker has lost the catalog (memory storage): write it again.
         if self.nc is not None and not self._draining:
@@ -276,19 +300,21 @@ class Node:
     async def _on_request(self, msg: Msg) -> None:
         # nats.py runs one subscription's callbacks one at a time: only admit
         # here and run the call in its own task.
-        if self.inflight >= self.settings.max_concurrency:
-            tool = self.subjects.tool_from_request(msg.subject)
+        durable = is_durable_delivery(msg)
+        if durable and (self._durable is None or self._durable.busy(msg)):
+            return  # a redelivery of a call running here (or no durable support): JetStream keeps it
+        tool = self.subjects.tool_from_request(msg.subject)
+        spec = self.kernel.get_tool(tool)
+        refusal = self._admission.admit(tool, self.inflight, spec.max_concurrency if spec else None)
+        if refusal is not None:
+            if durable:
+                assert self._durable is not None
+                await self._durable.defer(msg, refusal.retry_after)  # back to the queue, maybe another node
+                return
+            details = {"retry_after": refusal.retry_after, "limit": refusal.limit, "scope": refusal.scope}
             await self._respond(
                 msg,
-                self._failure(
-                    "",
-                    tool,
-                    ErrorCode.UNAVAILABLE,
-                    f"node {self.name} is at its limit of {self.settings.max_concurrency} concurrent calls;"
-                    " retry shortly or add nodes",
-                    retryable=True,
-                    details={"retry_after": 0.1},
-                ),
+                self._failure("", tool, ErrorCode.UNAVAILABLE, refusal.message, retryable=True, details=details),
             )
             return
         self.inflight += 1
@@ -306,8 +332,14 @@ class Node:
         request: ToolRequest | ToolResult | None = None
         try:
             request = self._decode(msg, tool)
+            durable = self._durable is not None and is_durable_delivery(msg)
             if isinstance(request, ToolResult):
                 result = request
+            elif self._durable is not None and not durable and self._durable.wants(request):
+                await self._durable.enqueue(msg, request)  # answered by whichever node the queue picks
+                return
+            elif durable and (stored := await self._durable.begin(msg, request)) is not None:  # type: ignore[union-attr]
+                result = stored  # stored before (a redelivery), or given up after too many attempts
             else:
                 self._serving[request.id] = asyncio.current_task()  # type: ignore[assignment]
                 with tool_span(
@@ -338,6 +370,7 @@ class Node:
             if counters is not None:
                 error = result.error.code.value if result is not None and result.error else None
                 counters.record(time.perf_counter_ns() - started, error)
+            self._admission.release(tool, (time.perf_counter_ns() - started) / 1e9)
             self.inflight -= 1
             if self.inflight == 0:
                 self._idle.set()
@@ -375,7 +408,20 @@ class Node:
                             f" publish it on {self.subjects.request(request.tool)}")
         if not request.tool or not request.id:
             request = msgspec.structs.replace(request, tool=tool, id=request.id or _nuid.next().decode())
-        return request
+        return self._identify(msg, request)
+
+    def _identify(self, msg: Msg, request: ToolRequest) -> ToolRequest | ToolResult:
+        # The body's caller.identity is whatever the sender wrote; only a
+        # signed header (toolmesh.identity) is believed, an unsigned call is anonymous.
+        try:
+            identity = verify_request(msg.headers, msg.subject, msg.data, self.settings.identity_secret)
+        except CallRejected as exc:
+            return self._failure(request.id, request.tool, ErrorCode.REJECTED, exc.message)
+        caller = request.caller
+        if (caller.identity if caller is not None else None) == identity:
+            return request
+        caller = msgspec.structs.replace(caller, identity=identity) if caller else Caller(identity=identity)
+        return msgspec.structs.replace(request, caller=caller)
 
     async def _respond(self, msg: Msg, result: ToolResult) -> None:
         if not msg.reply:
@@ -383,13 +429,15 @@ class Node:
         assert self.nc is not None
         data = encode(result)
         if len(data) > self.settings.max_payload:
-            data = encode(
-                self._failure(
-                    result.id, result.tool, ErrorCode.TOO_LARGE,
-                    f"the result of {result.tool!r} has {len(data)} bytes, over the"
-                    f" {self.settings.max_payload}-byte limit; return less data or a reference to it",
-                )
+            result = self._failure(
+                result.id, result.tool, ErrorCode.TOO_LARGE,
+                f"the result of {result.tool!r} has {len(data)} bytes, over the"
+                f" {self.settings.max_payload}-byte limit; return less data or a reference to it",
             )
+            data = encode(result)
+        if self._durable is not None and is_durable_delivery(msg):
+            await self._durable.finish(msg, result)  # store, send to the caller, then ack
+            return
         await self.nc.publish(msg.reply, data)
 
     def _nested_call(self, parent: ToolRequest) -> Callable[[str, dict[str, Any]], Any]:

@@ -17,6 +17,7 @@ import msgspec
 
 from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult, ToolSpec
 
+from .authorization import admit_call
 from .context import CallContext
 from .decisions import Complete, Reject, RunNormally
 from .errors import (
@@ -29,6 +30,7 @@ from .errors import (
     UnknownTool,
     error_class,
 )
+from .logs import redact_issues
 from .metrics import call_metrics
 from .plugin_manager import await_maybe
 from .results import result_from_value
@@ -105,6 +107,8 @@ async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], co
 async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResult:
     request = context.request
     traced = recording()
+    with step_span("admit", spec.name, traced):
+        await admit_call(kernel, spec, context)  # authorization and argument sizes (toolmesh.authorization)
     with step_span("decide", spec.name, traced):
         arguments, completed = await _decide(kernel, spec, context)
     if completed is not None:
@@ -113,6 +117,7 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
     with step_span("validate_arguments", spec.name, traced):
         issues = await _collect_issues(kernel, "toolmesh_validate_arguments", spec=spec, arguments=arguments)
     if issues:
+        issues = redact_issues(spec, arguments, issues)  # messages quote values; secret ones must not leak
         raise InvalidArguments(
             f"invalid arguments for tool {spec.name!r}: {_describe(issues)}",
             details={"issues": [issue.as_dict() for issue in issues], "input_schema": spec.input_schema},

@@ -51,11 +51,12 @@ async def await_maybe(value: Any) -> Any:
 
 
 def _default_plugins() -> list[tuple[str, object]]:
-    from . import default_validation, memory_cache
+    from . import authorization, default_validation, memory_cache
 
     return [
         ("toolmesh.default_validation", default_validation),
         ("toolmesh.memory_cache", memory_cache.MemoryCachePlugin()),
+        ("toolmesh.authorization", authorization.BuiltinPolicyPlugin()),
     ]
 
 

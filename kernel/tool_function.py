@@ -35,6 +35,8 @@ class ToolFunction:
     result_as_answer: bool = False
     examples: tuple[ToolExample, ...] = ()
     meta: dict[str, Any] | None = field(default=None)
+    durable: bool = False
+    max_concurrency: int | None = None
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.function(*args, **kwargs)
@@ -76,6 +78,8 @@ def tool(
     result_as_answer: bool = False,
     examples: Iterable[ToolExample] = (),
     meta: dict[str, Any] | None = None,
+    durable: bool = False,
+    max_concurrency: int | None = None,
 ) -> Callable[[Callable[..., Any]], ToolFunction]: ...
 
 
@@ -95,12 +99,16 @@ def tool(
     result_as_answer: bool = False,
     examples: Iterable[ToolExample] = (),
     meta: dict[str, Any] | None = None,
+    durable: bool = False,
+    max_concurrency: int | None = None,
 ) -> ToolFunction | Callable[[Callable[..., Any]], ToolFunction]:
     """Declare a tool, bare (``@tool``) or with options (``@tool(name=..., cache=60)``).
 
     The name defaults to the function's name, the description to its docstring;
     ``timeout`` is in seconds; ``cache`` is ``True``, a TTL in seconds or a
-    ``CachePolicy``.
+    ``CachePolicy``.  ``durable=True`` sends every call through the durable queue
+    (survives node failure, runs once per request id); ``max_concurrency`` caps the
+    calls of this tool one node runs at once (more get ``unavailable`` with a retry hint).
     """
 
     def decorate(fn: Callable[..., Any]) -> ToolFunction:
@@ -116,6 +124,10 @@ def tool(
             )
         if timeout is not None and timeout <= 0:
             raise ToolDefinitionError(f"timeout={timeout!r} for tool {tool_name!r} must be a positive number of seconds")
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ToolDefinitionError(
+                f"max_concurrency={max_concurrency!r} for tool {tool_name!r} must be at least 1 (or None for no limit)"
+            )
         return ToolFunction(
             function=fn,
             name=tool_name,
@@ -130,6 +142,8 @@ def tool(
             result_as_answer=result_as_answer,
             examples=tuple(examples),
             meta=meta,
+            durable=durable,
+            max_concurrency=max_concurrency,
         )
 
     if function is not None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from toolmesh import Mesh
 from toolmesh.contracts import Caller, ErrorCode, ToolError, ToolEvent, ToolResult, ToolSpec, encode
+from toolmesh.logs import redact_arguments, redact_issues
 from toolmesh.memory_cache import cache_key
 from toolmesh.results import result_from_value
 from toolmesh.validation import schema_issues
@@ -307,9 +308,11 @@ class ToolUsage:
             return observation
         issues = schema_issues(spec.input_schema, arguments)
         if issues:
+            issues = redact_issues(spec, arguments, issues)  # error texts quote values; secret ones must not leak
             described = "; ".join(f"{issue.path}: {issue.message}" for issue in issues)
             attributes = base_attributes(
-                agent, task, spec.name, arguments, tool_class=spec.source or "ToolSpec", run_attempts=1
+                agent, task, spec.name, redact_arguments(spec, arguments), tool_class=spec.source or "ToolSpec",
+                run_attempts=1,
             )
             attributes["error"] = described
             events.append(
@@ -347,7 +350,7 @@ class ToolUsage:
             agent,
             task,
             spec.name,
-            arguments,
+            redact_arguments(spec, arguments),  # events travel on NATS: secret arguments stay out
             tool_class=spec.source or "ToolSpec",
             run_attempts=1,
             delegations=delegations,

@@ -74,6 +74,8 @@ def spec_for(python: PythonTool) -> ToolSpec:
         max_usage_count=tool.max_usage_count,
         result_as_answer=tool.result_as_answer,
         examples=tool.examples,
+        durable=tool.durable,
+        max_concurrency=tool.max_concurrency,
     )
 
 

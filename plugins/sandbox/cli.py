@@ -144,7 +144,7 @@ def publish_command(
     async def main() -> None:
         from toolmesh.mesh import connect_nats
 
-        nc = await connect_nats(settings.connect_url, name="toolmesh sandbox publish")
+        nc = await connect_nats(settings.connect_url, name="toolmesh sandbox publish", settings=settings)
         try:
             store = await NatsBreadcrumbs.open(nc, settings.prefix)
             for tool in tools:

@@ -140,7 +140,10 @@ class Sandbox:
         mode = self.settings.breadcrumbs
         if mode == "nats" or (mode == "auto" and on_mesh):
             prefix = self.kernel.settings.prefix
-            self.nc = await connect_nats(self.kernel.settings.connect_url, name=f"toolmesh-sandbox {self.kernel.node}")
+            self.nc = await connect_nats(
+                self.kernel.settings.connect_url, name=f"toolmesh-sandbox {self.kernel.node}",
+                settings=self.kernel.settings,
+            )
             self.breadcrumbs = await NatsBreadcrumbs.open(self.nc, prefix)
             self.locks = await BootstrapLocks.open(self.nc, prefix)
         memory = self.breadcrumbs if isinstance(self.breadcrumbs, MemoryBreadcrumbs) else None

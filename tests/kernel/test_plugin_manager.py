@@ -23,7 +23,7 @@ from toolmesh.plugin_manager import (
     ordered_impls,
 )
 
-_DEFAULTS = ["toolmesh.default_validation", "toolmesh.memory_cache"]
+_DEFAULTS = ["toolmesh.default_validation", "toolmesh.memory_cache", "toolmesh.authorization"]
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,88 @@
+"""``toolmesh health``: is a node alive / ready?  Made for container probes (exec).
+
+A node has no HTTP port; it answers the NATS service protocol instead.  The
+check sends ``$SRV.PING.toolmesh.<node>`` and reads the catalog:
+
+* ``--live`` (liveness): fails only when NATS is reachable and the node does not
+  answer its ping — a wedged node.  A NATS outage is not the node's fault, and
+  restarting every node for it would only add load when NATS comes back, so
+  then the check passes.
+* default (readiness): the node answers its ping *and* its catalog entry is
+  present and not draining — it takes calls.
+
+Exit code 0 when healthy, 1 when not, 2 on bad usage; ``--json`` prints the facts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Optional
+
+import anyio
+import nats.errors
+import typer
+from nats.micro.service import ServiceVerb, control_subject
+
+from .cli_options import JsonOption, NatsOption, PrefixOption, error_console, fail
+from .config import load_settings
+from .errors import BrokerError, ToolmeshError
+from .mesh import Mesh
+from .service_protocol import SERVICE_NAME
+
+__all__ = ["check_node", "health"]
+
+PING_TIMEOUT = 2.0
+"""Seconds a node has to answer its ping."""
+
+
+async def check_node(mesh: Mesh, node: str, *, timeout: float = PING_TIMEOUT) -> dict[str, Any]:
+    """Ping ``node`` and look it up in the catalog; returns ``answered``, ``in_catalog``, ``draining``, ``tools``."""
+    facts: dict[str, Any] = {"node": node, "answered": False, "in_catalog": False, "draining": None, "tools": 0}
+    assert mesh.nc is not None
+    try:
+        await mesh.nc.request(control_subject(ServiceVerb.PING, SERVICE_NAME, node), b"", timeout=timeout)
+        facts["answered"] = True
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+        pass
+    for entry in await mesh.nodes():
+        if entry.node == node:
+            facts.update(in_catalog=True, draining=entry.draining, tools=len(entry.tools))
+    return facts
+
+
+def health(
+    node: Annotated[Optional[str], typer.Option("--node", help="Node name [default: TOOLMESH_NODE_NAME]")] = None,
+    live: Annotated[bool, typer.Option("--live", help="Liveness: fail only if NATS is up and the node is not.")] = False,
+    nats_url: NatsOption = None,
+    prefix: PrefixOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check that a node answers (and, without --live, is in the catalog and not draining); for probes."""
+    try:
+        settings = load_settings({"nats_url": nats_url, "prefix": prefix})
+    except ToolmeshError as exc:
+        raise fail(str(exc)) from None
+    name = node or settings.node_name
+    if not name:
+        raise fail("name the node with --node NAME or TOOLMESH_NODE_NAME (start it with 'toolmesh up --name NAME')")
+
+    async def probe() -> dict[str, Any]:
+        try:
+            async with Mesh(settings=settings, name="toolmesh-health") as mesh:
+                return await check_node(mesh, name)
+        except BrokerError as exc:
+            return {"node": name, "nats": False, "error": str(exc)}
+
+    facts = anyio.run(probe)
+    if facts.get("nats") is False:
+        healthy = live  # a NATS outage: do not restart the node for it, but it is not ready
+    else:
+        facts["nats"] = True
+        healthy = facts["answered"] and (live or (facts["in_catalog"] and not facts["draining"]))
+    facts["healthy"] = healthy
+    if as_json:
+        print(json.dumps(facts))
+    else:
+        error_console.print(f"node {name}: {'healthy' if healthy else 'unhealthy'} {facts}", highlight=False,
+                            markup=False)
+    raise typer.Exit(0 if healthy else 1)
