@@ -9,14 +9,20 @@ sizes) apply to every run as well.
 
 A thread hop costs more than a trivial script, so a sync tool whose last
 runs were all quick is first tried on the event loop with a tiny instruction
-budget (``INLINE_BUDGET``); if that is not enough it runs again in a thread,
-and that version of the tool is not tried inline again.
+budget (``INLINE_BUDGET``); if that is not enough it runs again in a thread.
+Such a setback sends the tool back to worker threads until it has again been
+quick there, for twice as many runs each time (capped), so a tool that is
+only sometimes slow seldom holds up the event loop, while one hiccup of the
+machine costs a quick tool only a few thread hops.  "Quick" is measured in
+CPU time of the running thread, so waiting for the GIL or being descheduled
+on a busy machine does not count against a script.
 """
 
 from __future__ import annotations
 
 import ctypes
 import io
+import json
 import logging
 import threading
 import time
@@ -39,7 +45,7 @@ from toolmesh.plugins.rune.lang.values import Option, Result
 from .host import CURRENT_CALL, INLINE, NeedsThread
 from .tool_format import RuneTool
 
-__all__ = ["FAST_RUNS", "FAST_SECONDS", "INLINE_BUDGET", "ToolEntry", "run_tool"]
+__all__ = ["FAST_RUNS", "FAST_SECONDS", "INLINE_BUDGET", "MAX_BACKOFF", "ToolEntry", "run_tool"]
 
 _log = logging.getLogger("toolmesh.rune")
 
@@ -47,10 +53,14 @@ INLINE_BUDGET = 1_000
 """Instructions a quick sync tool may run on the event loop before it moves to a worker thread."""
 
 FAST_SECONDS = 0.001
-"""A run this short counts as quick; an inline attempt longer than this ends inline attempts."""
+"""CPU seconds: a run this short counts as quick; an inline attempt longer than this is a setback."""
 
 FAST_RUNS = 3
-"""Quick worker-thread runs in a row after which a sync tool is tried on the event loop first."""
+"""Quick worker-thread runs in a row after which a sync tool is tried on the event loop first
+(doubled for every setback the tool has had, see ``MAX_BACKOFF``)."""
+
+MAX_BACKOFF = 10
+"""Setbacks after which the quick runs needed stop doubling (``FAST_RUNS << 10``: 3072 runs)."""
 
 
 class _Interrupted(BaseException):
@@ -123,7 +133,8 @@ def _unwrap(tool: RuneTool, value: Any) -> Any:
     if type(value) is Result:
         if not value.is_ok:
             error = to_python(value.value)
-            text = error if isinstance(error, str) else repr(error)
+            # the value as the caller would see it: JSON, not Python's repr
+            text = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
             raise ExecutionFailed(
                 f"tool {tool.name!r} returned Err({text}) (fn {tool.function} at {tool.file}:{tool.line})",
                 details={"kind": "Err", "error": error, "file": tool.file, "line": tool.line},
@@ -140,21 +151,31 @@ class ToolEntry:
 
     tool: RuneTool
     unit: Unit
-    fast_runs: int = 0
-    """Consecutive worker-thread runs that finished within ``FAST_SECONDS``."""
+    quick_runs: int = 0
+    """Consecutive worker-thread runs that used at most ``FAST_SECONDS`` of CPU time."""
     inline: bool = False
     """Try the next calls on the event loop first (see ``_run_inline``)."""
-    slow: bool = False
-    """An inline attempt overran once: this version always runs in worker threads."""
+    setbacks: int = 0
+    """Inline attempts that needed a worker thread after all or took too long."""
 
-    def record(self, seconds: float) -> None:
+    @property
+    def quick_runs_needed(self) -> int:
+        """Quick worker-thread runs in a row that (again) switch on inline attempts."""
+        return FAST_RUNS << min(self.setbacks, MAX_BACKOFF)
+
+    def record(self, cpu_seconds: float) -> None:
         """Note a worker-thread run; enough quick ones in a row switch on inline attempts."""
-        if seconds > FAST_SECONDS:
-            self.fast_runs = 0
+        if cpu_seconds > FAST_SECONDS:
+            self.quick_runs = 0
             return
-        self.fast_runs += 1
-        if self.fast_runs >= FAST_RUNS and not self.slow:
+        self.quick_runs += 1
+        if self.quick_runs >= self.quick_runs_needed:
             self.inline = True
+
+    def set_back(self) -> None:
+        """An inline attempt did not fit: back to worker threads until quick there again, for longer."""
+        self.inline, self.quick_runs = False, 0
+        self.setbacks += 1
 
 
 def _call(run: _Run, tool: RuneTool, unit: Unit, args: list[Any], context: CallContext) -> tuple[Any, float]:
@@ -163,12 +184,12 @@ def _call(run: _Run, tool: RuneTool, unit: Unit, args: list[Any], context: CallC
     try:
         run.enter()
         CURRENT_CALL.set(context)  # this thread runs in a copy of the caller's context
-        started = time.perf_counter()
+        started = time.thread_time()
         try:
             value = unit.call(tool.function, *args, stdout=out, raw=True)
         finally:
             run.finish()
-        return _unwrap(tool, value), time.perf_counter() - started
+        return _unwrap(tool, value), time.thread_time() - started
     except _Interrupted:
         return None, 0.0  # nobody waits for this run any more: its caller was answered `timeout`
     except RuneError as exc:
@@ -191,23 +212,23 @@ def _run_inline(entry: ToolEntry, args: list[Any]) -> tuple[bool, Any]:
     An attempt is cut short before any effect beyond its discarded output (its
     arguments were a copy): by the budget, or by ``toolmesh::call``, which only
     a worker thread can await — so running it again in a thread is safe.  An
-    attempt that runs out of budget or time turns inline attempts off for this
-    version of the tool, so a slow tool stalls the loop at most once.
+    attempt that is cut short or uses more than ``FAST_SECONDS`` of CPU time is
+    a setback for the tool (``ToolEntry.set_back``).
     """
     tool = entry.tool
-    started = time.perf_counter()
+    started = time.thread_time()
     token = INLINE.set(True)
     try:
         value = entry.unit.call(tool.function, *args, stdout=_discard, raw=True, budget=INLINE_BUDGET)
     except (RuneBudgetExceeded, NeedsThread):
-        entry.inline, entry.slow = False, True
+        entry.set_back()
         return False, None
     except RuneError as exc:
         raise _failure(tool, exc) from None
     finally:
         INLINE.reset(token)
-        if time.perf_counter() - started > FAST_SECONDS:
-            entry.inline, entry.slow = False, True
+    if time.thread_time() - started > FAST_SECONDS:
+        entry.set_back()
     try:
         return True, _unwrap(tool, value)
     except RuneError as exc:  # a value that cannot become JSON (a function, say)

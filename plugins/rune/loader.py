@@ -30,6 +30,7 @@ __all__ = [
     "load_file",
     "placeholder_name",
     "resolve_tools",
+    "skipped",
 ]
 
 SUFFIX = ".rn"
@@ -62,7 +63,7 @@ class LoadedFile:
 
 @dataclass
 class CheckReport:
-    """What ``toolmesh rune check`` found: files, the tools they define, and every problem."""
+    """What ``toolmesh rune check`` found: files, the tools a node would serve from them, every problem."""
 
     files: list[LoadedFile] = field(default_factory=list)
     tools: list[RuneTool] = field(default_factory=list)
@@ -81,22 +82,31 @@ _cache_lock = threading.Lock()
 _SKIPPED_FOLDERS = frozenset({"node_modules", "__pycache__"})
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    """``.rn`` files under ``root``, not descending into hidden folders (``.git``, ``.venv``) and a few
-    well-known bulky ones; editor lock and swap files (``.#x.rn``) are skipped too."""
+def skipped(relative: Path) -> bool:
+    """True for a path (relative to a served folder) that scanning leaves out: anything in a hidden
+    folder (``.git``, ``.venv``) or a well-known bulky one, and hidden files such as editor lock
+    and swap files (``.#x.rn``)."""
+    return any(part.startswith(".") or part in _SKIPPED_FOLDERS for part in relative.parts)
+
+
+def _walk(root: Path, suffix: str = SUFFIX) -> Iterator[Path]:
+    """Files ending in ``suffix`` under ``root``, except those ``skipped`` leaves out."""
     for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in _SKIPPED_FOLDERS)
+        subfolders[:] = sorted(d for d in subfolders if not skipped(Path(d)))
         for name in sorted(files):
-            if name.endswith(SUFFIX) and not name.startswith("."):
+            if name.endswith(suffix) and not skipped(Path(name)):
                 yield Path(folder, name)
 
 
 def claims(source: str) -> bool:
-    """True for a ``.rn`` path (even a missing one, so loading reports it) or a directory holding one."""
+    """True for a ``.rn`` path (even a missing one, so loading reports it), a directory holding one,
+    or an empty directory (``toolmesh up tools/`` before the first tool is written: it is watched)."""
     path = Path(source)
     if source.endswith(SUFFIX):
         return True
-    return bool(source) and path.is_dir() and next(_walk(path), None) is not None
+    if not source or not path.is_dir():
+        return False
+    return next(_walk(path), None) is not None or next(_walk(path, ""), None) is None
 
 
 def find_rune_files(sources: Iterable[str]) -> list[Path]:
@@ -200,6 +210,8 @@ def check_paths(paths: Iterable[str]) -> CheckReport:
         report.files.append(loaded)
         report.problems.extend(loaded.problems)
     tools, duplicates = resolve_tools(report.files)
-    report.tools = [tool for tool, _ in tools.values()]
+    # the tools a node would serve: none of a file with an error
+    served = {loaded.path for loaded in report.files if loaded.ok}
+    report.tools = [tool for tool, _ in tools.values() if tool.file in served]
     report.problems.extend(duplicates)
     return report

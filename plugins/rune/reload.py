@@ -29,7 +29,7 @@ from toolmesh import CallContext, ConfigError, Kernel, ToolUnavailable
 from toolmesh.contracts import ToolSpec
 
 from .executor import ToolEntry, run_tool
-from .loader import SUFFIX, LoadedFile, find_rune_files, load_file, placeholder_name, resolve_tools
+from .loader import SUFFIX, LoadedFile, find_rune_files, load_file, placeholder_name, resolve_tools, skipped
 from .tool_format import Problem, RuneTool
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "SOURCE", "RuneCatalog", "RuneSettings"]
@@ -107,6 +107,7 @@ class RuneCatalog:
         self.sources: frozenset[str] = frozenset()
         """The sources of the last discovery."""
         self._pending_events: list[tuple[str, str, dict[str, Any]]] = []
+        self._discovering = anyio.Lock()
         self._scanned = False
         self._roots: tuple[tuple[Path, ...], frozenset[Path]] | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -116,9 +117,12 @@ class RuneCatalog:
 
     async def discover(self, sources: list[str]) -> list[ToolSpec]:
         """Load the files of ``sources`` (in a worker thread) and return the specs to serve."""
-        self.sources = frozenset(sources)
-        loaded = await anyio.to_thread.run_sync(_load_all, sources)
-        self._apply(loaded)
+        # One discovery at a time: other plugins (sandbox, mcp) refresh the kernel too, and a
+        # read that started before an edit must not be applied after the read that saw it.
+        async with self._discovering:
+            self.sources = frozenset(sources)
+            loaded = await anyio.to_thread.run_sync(_load_all, sources)
+            self._apply(loaded)
         if self.settings.watch and _watchfiles_installed():
             self._ensure_watcher(sources)
         return self.specs()
@@ -250,21 +254,11 @@ class RuneCatalog:
     async def _watch(self, roots: tuple[Path, ...], dirs: set[Path], singles: frozenset[Path]) -> None:
         import watchfiles
 
-        def wanted(_change: Any, path: str) -> bool:
-            file = Path(path)
-            if file.resolve() in singles:
-                return True
-            return (
-                file.suffix == SUFFIX
-                and not file.name.startswith(".")
-                and any(file.is_relative_to(root) for root in dirs)
-            )
-
         assert self._stop is not None
         try:
             async for _changes in watchfiles.awatch(
                 *roots,
-                watch_filter=wanted,
+                watch_filter=functools.partial(self._wanted, dirs=dirs, singles=singles),
                 debounce=max(self.settings.debounce_ms * 6, 300),
                 step=self.settings.debounce_ms,
                 stop_event=self._stop,
@@ -277,6 +271,26 @@ class RuneCatalog:
                     _log.exception("refreshing tools after a Rune file change failed")
         except FileNotFoundError as exc:
             _log.warning("stopped watching Rune files: %s", exc)
+
+    def _wanted(self, change: Any, path: str, *, dirs: set[Path], singles: frozenset[Path]) -> bool:
+        """Whether a change reported by the watcher calls for a new scan of the sources."""
+        import watchfiles
+
+        file = Path(path)
+        if file.resolve() in singles:
+            return True
+        root = next((root for root in dirs if file.is_relative_to(root)), None)
+        if root is None or skipped(file.relative_to(root)):
+            return False  # e.g. git at work in .git/ of a served folder
+        if file.suffix == SUFFIX:
+            return True
+        # A folder moved in, or created with files written before the watch on it existed, and a
+        # folder moved away: the watcher reports only the folder, a scan finds what it holds.
+        if change == watchfiles.Change.added:
+            return file.is_dir()
+        if change == watchfiles.Change.deleted:
+            return any(Path(known).resolve().is_relative_to(file) for known in (*self.good, *self.failed))
+        return False
 
     def stop_watching(self) -> None:
         """Stop the file watcher (idempotent)."""

@@ -28,10 +28,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolmesh.plugins.rune.lang import FunctionInfo, RuneError, RuneSyntaxError, Unit
-from toolmesh.plugins.rune.lang.nodes import Attribute
+from toolmesh.plugins.rune.lang.nodes import Attribute, FnDecl, ModDecl, Node
 
 __all__ = [
     "DEFAULT_VERSION",
+    "FUNCTION_ATTRIBUTES",
     "MAX_POSITIONAL",
     "PARAM_KEYS",
     "PARAM_TYPES",
@@ -76,6 +77,9 @@ _LEGACY_TYPES = {
 }  # fmt: skip
 
 _LEGACY_DIRECTIVES = ("entry", "version", "tags", "param", "timeout_ms")
+
+FUNCTION_ATTRIBUTES = ("tool", "param", "test", "bench")
+"""Attributes a function of a tool file may carry (``#[test]``/``#[bench]`` are upstream Rune's)."""
 
 Severity = Literal["error", "warning"]
 
@@ -466,6 +470,38 @@ def _legacy_tool(unit: Unit, header: _Header, file: str, out: _Collector) -> Run
     )
 
 
+# ------------------------------------------------------------------ whole-file checks
+
+
+def _check_function_attributes(unit: Unit, out: _Collector) -> None:
+    """A misspelt attribute (``#[tols(...)]``) would silently turn a tool into a private helper."""
+    for fn in unit.functions.values():
+        for attr in fn.attributes:
+            if attr.path not in FUNCTION_ATTRIBUTES:
+                allowed = ", ".join(f"#[{name}]" for name in FUNCTION_ATTRIBUTES)
+                out.error(
+                    attr.line, attr.col, f"unknown attribute #[{attr.path}] on `fn {fn.name}`; use {allowed}"
+                )
+
+
+def _check_duplicate_functions(items: list[Node], prefix: str, out: _Collector) -> None:
+    """Two functions with one name: only the last would be callable (upstream Rune refuses the file)."""
+    first: dict[str, int] = {}
+    for item in items:
+        if isinstance(item, FnDecl):
+            if item.name in first:
+                out.error(
+                    item.line,
+                    item.col,
+                    f"`fn {prefix}{item.name}` is already defined at line {first[item.name]};"
+                    " rename one of them",
+                )
+            else:
+                first[item.name] = item.line
+        elif isinstance(item, ModDecl) and item.name:
+            _check_duplicate_functions(item.items, f"{prefix}{item.name}::", out)
+
+
 # ------------------------------------------------------------------ entry point
 
 
@@ -477,6 +513,8 @@ def tools_in_unit(unit: Unit, source: str, file: str) -> tuple[list[RuneTool], l
     (a warning).  A tool with any error is left out.
     """
     out = _Collector(file)
+    _check_function_attributes(unit, out)
+    _check_duplicate_functions(unit.ast.items, "", out)
     tools: list[RuneTool] = []
     attributed = [fn for fn in unit.functions.values() if fn.attribute("tool") is not None]
     for fn in unit.functions.values():
@@ -501,4 +539,4 @@ def tools_in_unit(unit: Unit, source: str, file: str) -> tuple[list[RuneTool], l
             out.warning(
                 1, 1, "no tools: mark functions with #[tool(desc = ...)] or add a legacy `//!` header"
             )
-    return tools, out.problems
+    return tools, sorted(out.problems, key=lambda problem: (problem.line, problem.column))

@@ -140,6 +140,13 @@ LINT = [
     ("legacy missing entry", "//! Desc\n//! @entry run\nfn main() {}", "t.rn:2:1: error: the entry function `run` is not defined"),
     ("legacy mismatch", "//! Desc\n//! @param a string The a\nfn main(b) {}", "`//! @param a` does not match a parameter of `fn main(b)`"),
     ("legacy no description", "//! @param a string The a\nfn main(a) {}", "needs a description line"),
+    ("misspelt attribute", '#[tols(desc = "d")]\npub fn f() {}', "t.rn:1:1: error: unknown attribute #[tols] on `fn f`"),
+    (
+        "function defined twice",
+        '#[tool(desc = "one")]\npub fn f() { 1 }\n#[tool(desc = "two")]\npub fn f() { 2 }',
+        "t.rn:4:5: error: `fn f` is already defined at line 2",
+    ),
+    ("function defined twice in a module", "mod m {\n  fn g() {}\n  fn g() {}\n}", "`fn m::g` is already defined at line 2"),
 ]  # fmt: skip
 
 
@@ -152,6 +159,28 @@ def test_check_reports_each_problem_with_its_position(
     messages = [str(problem).replace(str(tmp_path) + "/", "") for problem in report.problems]
     assert report.failed
     assert any(expected in message for message in messages), messages
+
+
+def test_test_and_bench_functions_may_share_a_tool_file() -> None:
+    tools, problems = tools_of(
+        SEARCH + "#[test]\nfn checks() { assert!(helper() == 1) }\n#[bench]\nfn b() {}\n"
+    )
+    assert problems == [] and [tool.name for tool in tools] == ["rune_search_notes"]
+
+
+def test_check_lists_only_tools_a_node_would_serve_and_problems_in_line_order(tmp_path: Path) -> None:
+    (tmp_path / "mixed.rn").write_text(
+        '#[tool(desc = "fine")]\npub fn fine() { 1 }\n'
+        '#[tols(desc = "typo")]\npub fn typo() { 1 }\n'
+        '#[tool(desc = "d")]\n#[param(name = "x", type = "int", desc = "x")]\npub fn f(x) { x }\n'
+    )
+    (tmp_path / "good.rn").write_text('#[tool(desc = "good")]\npub fn good() { 1 }')
+    report = check_paths([str(tmp_path)])
+    assert [tool.name for tool in report.tools] == ["rune_good"]  # mixed.rn has errors: not served
+    assert [(p.line, p.message.split(" ")[0]) for p in report.problems] == [
+        (3, "unknown"),
+        (6, "#[param(name"),
+    ]
 
 
 def test_a_file_with_no_tools_is_a_warning_not_an_error(tmp_path: Path) -> None:
@@ -214,9 +243,13 @@ def test_sources_claimed_and_files_found(tmp_path: Path) -> None:
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "x.rn").write_text("")
     (tmp_path / ".#x.rn").write_text("")  # an editor's lock file
-    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / ".git").mkdir(parents=True)  # hidden folders do not count
+    (tmp_path / "python").mkdir()
+    (tmp_path / "python" / "tools.py").write_text("")
     assert claims(str(tmp_path)) and claims("missing.rn")
-    assert not claims(str(tmp_path / "empty")) and not claims("x.py") and not claims("")
+    assert claims(str(tmp_path / "empty"))  # served and watched for the first tool to come
+    assert not claims(str(tmp_path / "python")) and not claims("x.py") and not claims("")
+    assert not claims(str(tmp_path / "missing"))
     assert find_rune_files([str(tmp_path)]) == [tmp_path / "sub" / "x.rn"]
 
 

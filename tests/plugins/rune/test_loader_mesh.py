@@ -134,6 +134,9 @@ pub fn double(x) { x * 2 }
 
 #[tool(desc = "waits on the mesh past its deadline", timeout_ms = 300)]
 pub async fn waits() { toolmesh::call("sleep", #{seconds: 1.5}).await }
+
+#[tool(desc = "Err with an object")]
+pub fn refuses() { Err(#{reason: "closed", retry: false}) }
 """
 
 
@@ -160,6 +163,7 @@ async def test_panics_loops_and_recursion_get_typed_errors_while_other_calls_run
             for tool in ("rune_panics", "rune_spins", "rune_deep", "rune_waits"):
                 tg.start_soon(call, tool)
             tg.start_soon(call, "rune_even", {"x": 3})
+            tg.start_soon(call, "rune_refuses")
             tg.start_soon(fast_calls)
 
         assert doubled == [2 * i for i in range(20)]
@@ -175,6 +179,10 @@ async def test_panics_loops_and_recursion_get_typed_errors_while_other_calls_run
         assert (
             odd.code == "execution_failed" and "Err(3 is odd)" in odd.message and "bad.rn:16" in odd.message
         )
+        refused = results["rune_refuses"].error
+        assert refused.code == "execution_failed" and "bad.rn:26" in refused.message
+        assert 'Err({"reason": "closed", "retry": false})' in refused.message  # JSON, as the caller reads it
+        assert refused.details["error"] == {"reason": "closed", "retry": False}
 
         # the endless loop's thread was stopped at the deadline: the process is idle again
         started = time.process_time()
@@ -234,7 +242,8 @@ pub fn maybe_mesh(n, mesh) { if mesh { add_on_mesh(n, 1).await.unwrap() } else {
 async def test_a_quick_tool_that_turns_slow_still_answers_right(
     toolmesh_settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Quick sync tools are tried on the event loop first; a run needing more moves to a thread, unchanged."""
+    """Quick sync tools are tried on the event loop first; a run needing more moves to a thread, unchanged,
+    and the tool returns to the event loop once it has been quick in threads for longer."""
     monkeypatch.setattr(rune_executor, "FAST_SECONDS", 0.05)  # "quick" even on a loaded test machine
     (tmp_path / "work.rn").write_text(QUICK_THEN_SLOW)
     async with (
@@ -247,10 +256,16 @@ async def test_a_quick_tool_that_turns_slow_still_answers_right(
         assert entry.inline
         slow = await mesh.call("rune_work", {"n": 200_000, "v": [1, 2]})
         assert slow.structured_content == 3  # the cut-short inline attempt's push did not leak into the rerun
-        assert (entry.inline, entry.slow) == (False, True)
+        assert (entry.inline, entry.setbacks, entry.quick_runs_needed) == (False, 1, 6)
+        # back on the event loop after six quick runs in worker threads (the slow run may count as one)
         assert (await mesh.call("rune_work", {"n": 0, "v": []})).structured_content == 1
+        assert not entry.inline
+        for _ in range(5):
+            assert (await mesh.call("rune_work", {"n": 0, "v": []})).structured_content == 1
+        assert entry.inline
 
         for n in range(4):
             assert (await mesh.call("rune_maybe_mesh", {"n": n, "mesh": False})).structured_content == n
         assert rune_plugin.catalog_of(node.kernel).tools["rune_maybe_mesh"].inline
         assert (await mesh.call("rune_maybe_mesh", {"n": 41, "mesh": True})).structured_content == 42
+        assert rune_plugin.catalog_of(node.kernel).tools["rune_maybe_mesh"].setbacks == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -12,10 +13,12 @@ import msgspec
 import pytest
 import toolmesh.plugins.python as python_plugin
 import toolmesh.plugins.rune as rune_plugin
-from toolmesh import ConfigError, Mesh, Settings
+from toolmesh import ConfigError, Kernel, Mesh, Settings
 from toolmesh.contracts import ToolEvent
 from toolmesh.plugins.rune import RuneSettings
+from toolmesh.plugins.rune.loader import LoadedFile
 from toolmesh.testing import running_node
+from watchfiles import Change
 
 pytestmark = pytest.mark.anyio
 
@@ -49,7 +52,10 @@ async def within(seconds: float, check: Callable[[], Awaitable[bool]]) -> float:
     return time.monotonic() - started
 
 
-async def test_add_edit_break_fix_delete_while_calls_run(toolmesh_settings: Settings, tmp_path: Path) -> None:
+async def test_add_edit_break_fix_delete_while_calls_run(
+    toolmesh_settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="toolmesh.rune")
     tools = tmp_path / "tools"
     tools.mkdir()
     base = tools / "base.rn"
@@ -128,6 +134,8 @@ async def test_add_edit_break_fix_delete_while_calls_run(toolmesh_settings: Sett
         assert problem["file"] == str(base) and problem["line"] == 11 and "syntax error" in problem["message"]
         assert await answers_with("v2")
         assert (await listed())["rune_version"].available
+        logged = [r.getMessage() for r in caplog.records if r.name == "toolmesh.rune"]
+        assert any("its last good version keeps serving" in m and f"{base}:11:" in m for m in logged), logged
 
         # fix
         base.write_text(versioned("3"))
@@ -229,6 +237,126 @@ async def test_a_single_file_source_is_watched_too(toolmesh_settings: Settings, 
 
         await within(RELOAD_WITHIN, edited)
         assert "rune_other" not in {spec.name for spec in await mesh.list_tools()}
+
+
+async def test_an_empty_folder_is_served_and_its_first_tool_picked_up(
+    toolmesh_settings: Settings, tmp_path: Path
+) -> None:
+    async with (
+        running_node(
+            toolmesh_settings, sources=[str(tmp_path)], plugins=[rune_plugin], load_entrypoints=False
+        ),
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        assert not [spec for spec in await mesh.list_tools() if spec.name.startswith("rune_")]
+        (tmp_path / "first.rn").write_text('#[tool(desc = "first")]\npub fn first() { 1 }')
+
+        async def served() -> bool:
+            return (await mesh.call("rune_first")).structured_content == 1
+
+        await within(RELOAD_WITHIN, served)
+
+
+async def test_folders_created_and_moved_away_are_rescanned(
+    toolmesh_settings: Settings, tmp_path: Path
+) -> None:
+    """The watcher reports a new folder (whose files may predate the watch on it) and a folder
+    moved away (no event for its files): both make the node scan its sources again."""
+    served, elsewhere = tmp_path / "served", tmp_path / "elsewhere"
+    served.mkdir()
+    elsewhere.mkdir()
+    (served / "base.rn").write_text(versioned("1"))
+    async with (
+        running_node(toolmesh_settings, sources=[str(served)], plugins=[rune_plugin], load_entrypoints=False),
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        (elsewhere / "pack").mkdir()
+        (elsewhere / "pack" / "packed.rn").write_text('#[tool(desc = "packed")]\npub fn packed() { 1 }')
+        (elsewhere / "pack").rename(served / "pack")  # moved in: one event, for the folder
+
+        async def names() -> set[str]:
+            return {spec.name for spec in await mesh.list_tools()}
+
+        async def moved_in() -> bool:
+            return "rune_packed" in await names()
+
+        await within(RELOAD_WITHIN, moved_in)
+
+        (served / "fresh").mkdir()  # created, and written to before the watcher watches it
+        (served / "fresh" / "fresh.rn").write_text('#[tool(desc = "fresh")]\npub fn fresh() { 2 }')
+
+        async def created() -> bool:
+            return "rune_fresh" in await names()
+
+        await within(RELOAD_WITHIN, created)
+
+        (served / "pack").rename(elsewhere / "pack")  # moved away: one event, for the folder
+
+        async def moved_away() -> bool:
+            return "rune_packed" not in await names()
+
+        await within(RELOAD_WITHIN, moved_away)
+        assert (await mesh.call("rune_version")).structured_content == "v1"
+
+
+RELAY = """\
+#[param(name = "tool", type = "string", desc = "tool to call")]
+#[tool(desc = "calls a tool of another node")]
+pub async fn relay(tool) { toolmesh::call(tool, #{}).await }
+"""
+
+
+async def test_a_tool_added_on_one_node_is_callable_from_another_within_a_second(
+    toolmesh_settings: Settings, tmp_path: Path
+) -> None:
+    served, relaying = tmp_path / "served", tmp_path / "relaying"
+    served.mkdir()
+    relaying.mkdir()
+    (served / "base.rn").write_text(versioned("1"))
+    (relaying / "relay.rn").write_text(RELAY)
+    plugins = [rune_plugin]
+    async with (
+        running_node(toolmesh_settings, sources=[str(served)], plugins=plugins, name="serving"),
+        running_node(toolmesh_settings, sources=[str(relaying)], plugins=plugins, name="relaying"),
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        assert (await mesh.call("rune_relay", {"tool": "rune_version"})).structured_content == "v1"
+        (served / "added.rn").write_text('#[tool(desc = "added")]\npub fn added() { "new" }')
+
+        async def relayed() -> bool:
+            result = await mesh.call("rune_relay", {"tool": "rune_added"})
+            assert result.node == "relaying"
+            return result.structured_content == "new"
+
+        await within(RELOAD_WITHIN, relayed)
+        (served / "base.rn").write_text(versioned("2"))
+
+        async def edited() -> bool:
+            return (await mesh.call("rune_relay", {"tool": "rune_version"})).structured_content == "v2"
+
+        await within(RELOAD_WITHIN, edited)
+
+
+def test_which_changes_call_for_a_scan(tmp_path: Path) -> None:
+    served = tmp_path / "served"
+    (served / "sub").mkdir(parents=True)
+    (served / ".git" / "objects" / "ab").mkdir(parents=True)
+    (served / "sub" / "a.rn").write_text("")
+    catalog = rune_plugin.catalog_of(Kernel([rune_plugin], load_entrypoints=False))
+    catalog.good = {str(served / "sub" / "a.rn"): LoadedFile(str(served / "sub" / "a.rn"), "", None)}
+
+    def wanted(change: Change, path: Path) -> bool:
+        return catalog._wanted(change, str(path), dirs={served}, singles=frozenset())
+
+    assert wanted(Change.modified, served / "sub" / "a.rn")
+    assert wanted(Change.added, served / "sub")  # a new folder
+    assert wanted(Change.deleted, served / "sub")  # a folder with a served file went away
+    assert not wanted(Change.deleted, served / "other")  # nothing served was in it
+    assert not wanted(Change.added, served / ".git" / "objects" / "ab")  # git at work
+    assert not wanted(Change.modified, served / ".git" / "x.rn")
+    assert not wanted(Change.modified, served / ".#a.rn")  # an editor's lock file
+    assert not wanted(Change.modified, served / "notes.txt")
+    assert not wanted(Change.modified, tmp_path / "elsewhere.rn")
 
 
 @pytest.mark.slow
