@@ -8,6 +8,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
+import anyio
 import msgspec
 import pluggy
 
@@ -57,6 +58,7 @@ class Kernel:
         self._call_order: dict[str, list[pluggy.HookImpl] | None] = {}
         # Hook-call tracing works through pluggy's own dispatch; only bypass it when off.
         self._direct_calls = os.environ.get(TRACE_ENV, "") in ("", "0")
+        self._refreshing = anyio.Lock()
 
     # -------------------------------------------------------------- plugins
 
@@ -183,10 +185,15 @@ class Kernel:
         return [source for source in wanted if source not in claimed]
 
     async def refresh_tools(self) -> list[str]:
-        """Re-run discovery (a plugin's tools changed) and notify plugins of the new set."""
-        problems = await self.discover_tools(self.sources)
-        for outcome in self.hook.toolmesh_tools_changed(kernel=self, tools=self.tools):
-            await await_maybe(outcome)
+        """Re-run discovery (a plugin's tools changed) and notify plugins of the new set.
+
+        Refreshes run one at a time: several plugins may ask at once, and an older
+        discovery finishing last must not overwrite a newer one.
+        """
+        async with self._refreshing:
+            problems = await self.discover_tools(self.sources)
+            for outcome in self.hook.toolmesh_tools_changed(kernel=self, tools=self.tools):
+                await await_maybe(outcome)
         return problems
 
     # -------------------------------------------------------------- lifecycle
