@@ -1,16 +1,24 @@
 """Tracing overhead: calls/s with the OpenTelemetry SDK exporting vs not configured, in one run.
 
 Each configuration runs in a child process (a process can install only one
-tracer provider), one after the other, measuring in-process ``Mesh.call``
-throughput of a trivial tool with 64 calls in flight:
+tracer provider) measuring in-process ``Mesh.call`` throughput of a trivial
+tool with 64 calls in flight, client and node in the same process, so every
+span of a call (CLIENT and SERVER) is paid for here:
 
 - ``off``: no SDK (the default; instrumentation is skipped);
 - ``sampled 100%``: SDK with every span exported (JSON lines to a temp file);
+- ``sampled 100% + steps``: the same plus a span per pipeline step
+  (``TOOLMESH_TRACE_STEPS=1``);
+- ``sampled 10%``: SDK with the ``parentbased_traceidratio`` sampler at 0.1;
 - ``sampling off``: SDK installed, sampler ``always_off``;
 
 plus ``off`` a second time, whose difference from the first shows the noise.
+Rounds are interleaved; a configuration's cost is the median over rounds of
+its shortfall against the ``off`` run of the same round.  CPU time per call
+(the child's process time, exporter thread included) is reported beside
+calls/s because it suffers less from other load on the machine.
 
-    python bench/tracing_overhead.py [--calls 6000] [--rounds 3]
+    python bench/tracing_overhead.py [--calls 6000] [--rounds 5]
 """
 
 from __future__ import annotations
@@ -18,14 +26,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 CHILD = "--child"
 
 
-async def measure(calls: int) -> float:
+async def measure(calls: int) -> dict[str, float]:
     from toolmesh.benchmark import bench_echo, throughput
     from toolmesh.broker import EmbeddedBroker
     from toolmesh.config import Settings
@@ -36,20 +46,22 @@ async def measure(calls: int) -> float:
     configure_telemetry("bench")
     with EmbeddedBroker(0) as broker:
         settings = Settings(nats_url=broker.url, prefix="bench")
-        async with running_node(settings, sources=[bench_echo]):
-            async with Mesh(settings=settings) as mesh:
+        async with running_node(settings, sources=[bench_echo]), Mesh(settings=settings) as mesh:
 
-                async def call() -> object:
-                    return await mesh.call("bench_echo", {"message": "hello"})
+            async def call() -> object:
+                return await mesh.call("bench_echo", {"message": "hello"})
 
-                await throughput(call, 500, 64)
-                return await throughput(call, calls, 64)
+            await throughput(call, 500, 64)
+            cpu = time.process_time()
+            rate = await throughput(call, calls, 64)
+            cpu_per_call = (time.process_time() - cpu) / calls * 1e6
+            return {"calls_per_s": rate, "cpu_us_per_call": cpu_per_call}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=6000)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument(CHILD, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -57,27 +69,45 @@ def main() -> None:
 
         print(json.dumps(anyio.run(measure, args.calls, backend_options={"use_uvloop": True})))
         return
-    spans = tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False).name
+    descriptor, spans = tempfile.mkstemp(suffix=".jsonl")
+    os.close(descriptor)
+    exporting = {"TOOLMESH_TRACE_FILE": spans}
     configurations = {
         "off": {},
         "off, again": {},  # the same setting twice: the spread between them is the noise floor
-        "sampled 100%": {"TOOLMESH_TRACE_FILE": spans, "OTEL_TRACES_SAMPLER": "always_on"},
-        "sampling off": {"TOOLMESH_TRACE_FILE": spans, "OTEL_TRACES_SAMPLER": "always_off"},
+        "sampled 100%": {**exporting, "OTEL_TRACES_SAMPLER": "always_on"},
+        "sampled 100% + steps": {**exporting, "OTEL_TRACES_SAMPLER": "always_on", "TOOLMESH_TRACE_STEPS": "1"},
+        "sampled 10%": {**exporting, "OTEL_TRACES_SAMPLER": "parentbased_traceidratio",
+                        "OTEL_TRACES_SAMPLER_ARG": "0.1"},
+        "sampling off": {**exporting, "OTEL_TRACES_SAMPLER": "always_off"},
     }
-    rates: dict[str, list[float]] = {name: [] for name in configurations}
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in configurations}
+    load_before = os.getloadavg()
     for _ in range(args.rounds):  # interleaved rounds, so drift on the machine hits all alike
         for name, extra in configurations.items():
-            env = {**os.environ, **extra}
+            env = {key: value for key, value in os.environ.items() if not key.startswith(("OTEL_", "TOOLMESH_TRACE"))}
             out = subprocess.run([sys.executable, __file__, CHILD, "--calls", str(args.calls)],
-                                 env=env, capture_output=True, text=True, check=True).stdout
-            rates[name].append(json.loads(out.strip().splitlines()[-1]))
+                                 env={**env, **extra}, capture_output=True, text=True, check=True).stdout
+            runs[name].append(json.loads(out.strip().splitlines()[-1]))
+            open(spans, "w").close()  # keep the temp file small between runs
     os.unlink(spans)
-    base = max(rates["off"])
-    print(f"{'configuration':16} {'best calls/s':>13} {'median':>9} {'cost vs off':>12}")
-    for name, values in rates.items():
-        best = max(values)
-        median = sorted(values)[len(values) // 2]
-        print(f"{name:16} {best:13.0f} {median:9.0f} {100 * (1 - best / base):11.1f}%")
+    load_after = os.getloadavg()
+
+    def cost(name: str, key: str, higher_is_better: bool) -> float:
+        shortfalls = []
+        for run, base in zip(runs[name], runs["off"]):
+            ratio = run[key] / base[key]
+            shortfalls.append(100 * (1 - ratio) if higher_is_better else 100 * (ratio - 1))
+        return statistics.median(shortfalls)
+
+    print(f"{os.cpu_count()} CPUs; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after;"
+          f" {args.rounds} rounds of {args.calls} calls, 64 in flight")
+    print(f"{'configuration':22} {'calls/s':>8} {'cost':>7} {'CPU µs/call':>12} {'CPU cost':>9}")
+    for name in configurations:
+        rate = statistics.median(run["calls_per_s"] for run in runs[name])
+        cpu = statistics.median(run["cpu_us_per_call"] for run in runs[name])
+        print(f"{name:22} {rate:8.0f} {cost(name, 'calls_per_s', True):6.1f}% {cpu:12.0f}"
+              f" {cost(name, 'cpu_us_per_call', False):8.1f}%")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from .broker import EmbeddedBroker
 from .config import Settings
 from .mesh import Mesh
 from .tool_function import tool
+from .top import percentile
 
 __all__ = ["BenchResults", "bench_echo", "latencies", "run_suite", "throughput", "write_report"]
 
@@ -79,7 +80,7 @@ class BenchResults:
         result = {}
         for name, samples in self.latency_us.items():
             ordered = sorted(samples)
-            result[name] = {"p50_us": statistics.median(ordered), "p99_us": ordered[max(0, int(len(ordered) * 0.99) - 1)]}
+            result[name] = {"p50_us": statistics.median(ordered), "p99_us": percentile(ordered, 0.99)}
         return result
 
 

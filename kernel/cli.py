@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
-from toolmesh.contracts import ToolResult, encode
+from toolmesh.contracts import ToolEvent, ToolResult, encode
 
 from .authorization import client_identity, visible_tools
 from .cli_options import JsonOption, NatsOption, PrefixOption, error_console, fail
@@ -285,24 +285,37 @@ def events(
     settings = _settings(nats_url=nats_url, prefix=prefix)
 
     async def follow() -> None:
+        from .event_feed import subscribe_events
+
         async with Mesh(settings=settings) as mesh:
             seen = 0
-            if as_json:
-                print(json.dumps({"event": "subscribed"}), flush=True)
-            async for event in mesh.events(kind, tool):
+            enough = anyio.Event()
+
+            def show(event: ToolEvent) -> None:
+                nonlocal seen
+                if enough.is_set():
+                    return
                 if as_json:
                     print(encode(event).decode(), flush=True)
                 else:
                     took = f" {event.duration_ms:.1f} ms" if event.duration_ms is not None else ""
                     code = f" {event.error_code.value}" if event.error_code else ""
+                    node = escape(f"[{event.node or '?'}]")  # unescaped, rich takes it for a style tag
                     out.print(
                         f"{time.strftime('%H:%M:%S', time.localtime(event.timestamp))} {event.kind:<9}"
-                        f" {event.tool} [{event.node}]{took}{code}",
+                        f" {escape(event.tool)} {node}{took}{code}",
                         highlight=False,
                     )
                 seen += 1
                 if count is not None and seen >= count:
-                    return
+                    enough.set()
+
+            await subscribe_events(mesh, show, kind, tool)
+            if as_json:
+                print(json.dumps({"event": "subscribed"}), flush=True)
+            else:
+                err.print(f"watching tool events under {escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
+            await enough.wait()
 
     try:
         _run(follow)
@@ -331,13 +344,22 @@ def top(
     model = TopModel()
 
     async def watch() -> None:
+        from .event_feed import subscribe_events
+
         async with Mesh(settings=settings) as mesh:
-            with anyio.move_on_after(duration), Live(
-                render_top(model), console=out, refresh_per_second=2, transient=as_json
-            ) as live:
-                async for event in mesh.events():
-                    model.add(event)
-                    live.update(render_top(model))
+            await subscribe_events(mesh, model.add)
+            if as_json:
+                print(json.dumps({"event": "subscribed"}), flush=True)
+            else:
+                err.print(f"watching tool events under {escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
+            # Redrawn on the event loop (the model is not thread-safe), as of each redraw so
+            # rates fall to zero when calls stop
+            with Live(render_top(model), console=out, auto_refresh=False, transient=as_json) as live:
+                with anyio.move_on_after(duration):
+                    while True:
+                        live.update(render_top(model), refresh=True)
+                        await anyio.sleep(0.5)
+                live.update(render_top(model))
 
     try:
         _run(watch)
@@ -346,9 +368,7 @@ def top(
     except ToolmeshError as exc:
         raise fail(str(exc)) from None
     if as_json:
-        print(json.dumps({name: dict(zip(("calls_per_s", "p50_ms", "p99_ms", "errors", "cache_hit_rate",
-                                          "in_flight", "total"), model.row(figures)))
-                          for name, figures in model.tools.items()}))
+        print(json.dumps(model.as_dict()))
 
 
 # ------------------------------------------------------------------ bench

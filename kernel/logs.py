@@ -2,8 +2,10 @@
 
 Every record carries the current ``trace_id``/``span_id`` when a span is
 active.  Values registered with :func:`register_secret` (plugins register the
-secrets they resolve) and values of fields whose name says they are secret
-are replaced by ``***`` before anything is written.
+secrets they resolve), the values of the current call's secret arguments (see
+:func:`hide_call_secrets`) and values of fields whose name says they are
+secret are replaced by ``***`` before anything is written — in messages,
+extra fields and exception tracebacks alike.
 """
 
 from __future__ import annotations
@@ -14,14 +16,17 @@ import logging
 import re
 import sys
 import time
+from contextvars import ContextVar
 from typing import Any
 
 from opentelemetry import trace
 
 __all__ = [
     "JsonFormatter",
+    "RedactingFormatter",
     "SecretRedactor",
     "configure_logging",
+    "hide_call_secrets",
     "redact",
     "redact_arguments",
     "redact_issues",
@@ -32,6 +37,7 @@ __all__ = [
 REDACTED = "***"
 _SECRET_KEY = re.compile(r"secret|token|password|passwd|authorization|api[_-]?key|credential", re.IGNORECASE)
 _secrets: set[str] = set()
+_call_secrets: ContextVar[tuple[str, ...]] = ContextVar("toolmesh_call_secrets", default=())
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.\-]*://)(?P<userinfo>[^@/\s,'\"]+)@")
 _SECRET_FORMATS = {"password", "secret"}
 
@@ -86,6 +92,42 @@ def redact_issues(spec: Any, arguments: dict[str, Any], issues: list[Any]) -> li
     return cleaned
 
 
+def hide_call_secrets(spec: Any, arguments: dict[str, Any]) -> None:
+    """Keep the values of the secret arguments of the call being served out of every log line it causes.
+
+    Set for the current task; a node serves each call in a task of its own, so
+    the values are forgotten when the call ends.  A tool's exception that quotes
+    its API key is logged with ``***`` in its place.
+    """
+    hidden, known = _argument_names(spec)
+    values = tuple(
+        value for name, value in arguments.items()
+        if (name in hidden or (name not in known and _SECRET_KEY.search(name)))
+        and isinstance(value, str) and len(value) >= 4
+    )
+    if values or _call_secrets.get():
+        _call_secrets.set(values)
+
+
+_names_by_schema: dict[int, tuple[Any, frozenset[str], frozenset[str]]] = {}
+_NAMES_CACHE_SIZE = 4096  # tools reloaded for days must not grow it for ever
+
+
+def _argument_names(spec: Any) -> tuple[frozenset[str], frozenset[str]]:
+    # Once per input schema, not per call: (secret argument names, all declared names).
+    # The schema itself is kept so its id cannot be reused by another object.
+    schema = getattr(spec, "input_schema", None)
+    cached = _names_by_schema.get(id(schema))
+    if cached is not None and cached[0] is schema:
+        return cached[1], cached[2]
+    properties = schema.get("properties") or {} if isinstance(schema, dict) else {}
+    names = (secret_arguments(spec), frozenset(properties))
+    if len(_names_by_schema) >= _NAMES_CACHE_SIZE:
+        _names_by_schema.clear()
+    _names_by_schema[id(schema)] = (schema, *names)
+    return names
+
+
 _RESERVED = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 
 
@@ -100,7 +142,7 @@ def redact(value: Any, key: str = "") -> Any:
     if key and _SECRET_KEY.search(key):
         return REDACTED
     if isinstance(value, str):
-        for secret in _secrets:
+        for secret in (*_secrets, *_call_secrets.get()):
             if secret in value:
                 value = value.replace(secret, REDACTED)
         if "@" in value and "://" in value:
@@ -117,7 +159,7 @@ class SecretRedactor(logging.Filter):
     """Redacts every record's message, arguments and extra fields."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if _secrets or record.args:
+        if _secrets or record.args or _call_secrets.get():
             record.msg = redact(record.getMessage())
             record.args = None
         for key in set(vars(record)) - _RESERVED:
@@ -125,7 +167,14 @@ class SecretRedactor(logging.Filter):
         return True
 
 
-class JsonFormatter(logging.Formatter):
+class RedactingFormatter(logging.Formatter):
+    """Text lines whose exception tracebacks are redacted too (exception messages may quote secrets)."""
+
+    def formatException(self, ei: Any) -> str:
+        return redact(super().formatException(ei))
+
+
+class JsonFormatter(RedactingFormatter):
     """One JSON object per line: time, level, logger, message, trace ids, extra fields."""
 
     def format(self, record: logging.LogRecord) -> str:
@@ -141,7 +190,7 @@ class JsonFormatter(logging.Formatter):
             entry["span_id"] = f"{context.span_id:016x}"
         entry.update({key: value for key, value in vars(record).items() if key not in _RESERVED})
         if record.exc_info:
-            entry["exception"] = redact(self.formatException(record.exc_info))
+            entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
 
 
@@ -152,7 +201,7 @@ def configure_logging(log_format: str = "text", level: str = "INFO") -> logging.
     if log_format == "json":
         handler.setFormatter(JsonFormatter())
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logger = logging.getLogger("toolmesh")
     logger.handlers = [handler]
     logger.setLevel(level.upper())

@@ -26,7 +26,7 @@ import nats
 import nats.errors
 from nats.aio.client import Client as NATS
 from nats.nuid import NUID
-from opentelemetry.trace import SpanKind
+from opentelemetry.trace import Span, SpanKind
 from toolmesh.contracts import (
     Caller,
     CancelRequest,
@@ -52,7 +52,7 @@ from .errors import BrokerError, UnknownTool
 from .identity import sign_request
 from .nats_auth import authenticates, connect_options, redact_url, url_user
 from .suggestions import close_names
-from .telemetry import inject_headers, tool_span
+from .telemetry import inject_headers, record_error, tool_span
 
 __all__ = ["Mesh", "SyncMesh", "connect_nats"]
 
@@ -272,6 +272,16 @@ class Mesh:
 
     async def send(self, request: ToolRequest) -> ToolResult:
         """Send a prepared ``ToolRequest`` and wait for its result."""
+        with tool_span(
+            request.tool, request.id, kind=SpanKind.CLIENT,
+            **{"messaging.operation.type": "send", "messaging.operation.name": "send"},
+        ) as span:
+            result = await self._send(request, span)
+            if result.error is not None:  # local failures (timeout, rejected) included
+                record_error(span, result.error.code.value)
+            return result
+
+    async def _send(self, request: ToolRequest, span: Span) -> ToolResult:
         nc = self._connection()
         try:
             subject = self.subjects.request(request.tool)
@@ -289,41 +299,37 @@ class Mesh:
         wait = timeout + _REPLY_GRACE
         if request.durable:
             durable_subject = self.subjects.durable(request.tool)
+            span.set_attribute("messaging.destination.name", durable_subject)
             return await self._durable_queue().send(
                 request, payload, wait, self._headers(request, durable_subject, payload)
             )
         started = time.monotonic()
-        with tool_span(
-            request.tool,
-            request.id,
-            kind=SpanKind.CLIENT,
-            **{"messaging.destination.name": subject, "messaging.operation.type": "send"},
-        ):
-            while True:
-                try:
-                    reply = await self._request(nc, subject, payload, wait, self._headers(request, subject, payload))
-                    break
-                except PublishDenied as exc:
-                    return _local_failure(request, ErrorCode.REJECTED, str(exc))
-                except nats.errors.NoRespondersError:
-                    if time.monotonic() - started < NO_RESPONDER_RETRY:
-                        await anyio.sleep(0.05)
-                        continue
-                    names = [spec.name for spec in await self._safe_list_tools()]
-                    error = UnknownTool(request.tool, close_names(request.tool, names))
-                    return ToolResult.failure(request.id, request.tool, error.to_tool_error())
-                except anyio.get_cancelled_exc_class():
-                    with anyio.CancelScope(shield=True):
-                        await self._cancel(request.id)
-                    raise
-                except nats.errors.TimeoutError:
+        span.set_attribute("messaging.destination.name", subject)
+        while True:
+            try:
+                reply = await self._request(nc, subject, payload, wait, self._headers(request, subject, payload))
+                break
+            except PublishDenied as exc:
+                return _local_failure(request, ErrorCode.REJECTED, str(exc))
+            except nats.errors.NoRespondersError:
+                if time.monotonic() - started < NO_RESPONDER_RETRY:
+                    await anyio.sleep(0.05)
+                    continue
+                names = [spec.name for spec in await self._safe_list_tools()]
+                error = UnknownTool(request.tool, close_names(request.tool, names))
+                return ToolResult.failure(request.id, request.tool, error.to_tool_error())
+            except anyio.get_cancelled_exc_class():
+                with anyio.CancelScope(shield=True):
                     await self._cancel(request.id)
-                    return _local_failure(
-                        request,
-                        ErrorCode.TIMEOUT,
-                        f"no answer for {request.tool!r} within {timeout:g}s; the node may be overloaded or gone",
-                        retryable=True,
-                    )
+                raise
+            except nats.errors.TimeoutError:
+                await self._cancel(request.id)
+                return _local_failure(
+                    request,
+                    ErrorCode.TIMEOUT,
+                    f"no answer for {request.tool!r} within {timeout:g}s; the node may be overloaded or gone",
+                    retryable=True,
+                )
         try:
             return decode_result(reply.data)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:

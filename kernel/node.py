@@ -54,7 +54,7 @@ from .mesh import Mesh, connect_nats
 from .nats_auth import connect_options
 from .service_protocol import EndpointCounters, ServiceResponder
 from .shared_cache import SharedCache
-from .telemetry import extract_context, tool_span
+from .telemetry import extract_context, record_error, tool_span
 
 __all__ = ["QUEUE_GROUP", "Node"]
 
@@ -348,12 +348,13 @@ class Node:
                     kind=SpanKind.SERVER,
                     parent=extract_context(msg.headers),
                     **{"messaging.destination.name": msg.subject, "messaging.operation.type": "process",
+                       "messaging.operation.name": "process", "messaging.consumer.group.name": QUEUE_GROUP,
                        "toolmesh.node": self.name},
                 ) as span:
                     channel = NatsCallbackChannel(self.nc, request.callback, request.id) if request.callback else None
                     result = await self.kernel.call(request, call_tool=self._nested_call(request), channel=channel)
-                    if result.is_error and result.error is not None:
-                        span.set_attribute("error.type", result.error.code.value)
+                    if result.error is not None:
+                        record_error(span, result.error.code.value)
             await self._respond(msg, result)
         except asyncio.CancelledError:
             request_id = request.id if isinstance(request, ToolRequest) else None

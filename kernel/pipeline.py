@@ -30,11 +30,11 @@ from .errors import (
     UnknownTool,
     error_class,
 )
-from .logs import redact_issues
+from .logs import hide_call_secrets, redact_issues
 from .metrics import call_metrics
 from .plugin_manager import await_maybe
 from .results import result_from_value
-from .telemetry import recording, step_span
+from .telemetry import step_span, steps_traced
 from .validation import ValidationIssue
 
 if TYPE_CHECKING:
@@ -106,7 +106,8 @@ async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], co
 
 async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResult:
     request = context.request
-    traced = recording()
+    hide_call_secrets(spec, request.arguments)  # a tool's exception may quote them, and it gets logged
+    traced = steps_traced()
     with step_span("admit", spec.name, traced):
         await admit_call(kernel, spec, context)  # authorization and argument sizes (toolmesh.authorization)
     with step_span("decide", spec.name, traced):
@@ -134,7 +135,7 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
     deadline = context.deadline
     try:
         with (
-            step_span("execute", spec.name, traced),
+            step_span("execute", spec.name, traced, **{"toolmesh.tool.source": spec.source or ""}),
             anyio.fail_after(max(0.0, deadline - time.monotonic()) if deadline is not None else None) as scope,
         ):
             result = await _execute(kernel, spec, arguments, context)

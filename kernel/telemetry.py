@@ -1,8 +1,12 @@
 """OpenTelemetry in one place: the tracer, and W3C trace context carried in NATS headers.
 
 Spans follow the GenAI conventions for tool execution (``execute_tool {name}``,
-``gen_ai.tool.name``, ``gen_ai.tool.call.id``).  With no SDK configured every
-call here is a cheap no-op.
+``gen_ai.tool.name``, ``gen_ai.tool.call.id``) and the messaging conventions
+for NATS.  With no SDK configured every call here is a cheap no-op.
+
+A call makes two spans: the caller's (CLIENT) and the serving node's (SERVER).
+A child span per pipeline step more than doubles the tracing cost of a small tool, so
+steps are traced only when asked (:func:`trace_steps`, ``TOOLMESH_TRACE_STEPS=1``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,16 @@ from typing import Any
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 
-__all__ = ["extract_context", "inject_headers", "recording", "step_span", "tool_span", "tracing_enabled"]
+__all__ = [
+    "extract_context",
+    "inject_headers",
+    "record_error",
+    "step_span",
+    "steps_traced",
+    "tool_span",
+    "trace_steps",
+    "tracing_enabled",
+]
 
 _tracer = trace.get_tracer("toolmesh")
 
@@ -39,7 +52,7 @@ def extract_context(headers: dict[str, str] | None) -> otel_context.Context | No
 
 
 _RECHECK_SECONDS = 1.0
-_state: dict[str, Any] = {"enabled": False, "never_samples": False, "checked_at": float("-inf")}
+_state: dict[str, Any] = {"enabled": False, "never_samples": False, "checked_at": float("-inf"), "steps": False}
 
 
 def _never_samples(provider: Any) -> bool:
@@ -83,7 +96,11 @@ _NO_TOOL_SPAN = nullcontext(trace.INVALID_SPAN)
 def tool_span(
     tool: str, call_id: str, *, kind: trace.SpanKind, parent: otel_context.Context | None = None, **attributes: Any
 ) -> AbstractContextManager[trace.Span]:
-    """A span named ``execute_tool {tool}`` with the GenAI tool attributes (a shared no-op when tracing is off)."""
+    """A span named ``execute_tool {tool}`` with the GenAI tool attributes (a shared no-op when tracing is off).
+
+    ``attributes`` add the messaging ones of the side that makes the span
+    (``messaging.destination.name``, ``messaging.operation.type``, ...).
+    """
     if not _wants_span(parent):
         return _NO_TOOL_SPAN
     return _tracer.start_as_current_span(
@@ -100,18 +117,37 @@ def tool_span(
     )
 
 
+def record_error(span: trace.Span, code: str) -> None:
+    """Mark ``span`` failed with the call's error code (``error.type``), so trace views flag it.
+
+    The error's message stays out: it may quote the call's arguments, secrets included.
+    """
+    if span.is_recording():
+        span.set_attribute("error.type", code)
+        span.set_status(trace.StatusCode.ERROR, code)
+
+
+def trace_steps(enabled: bool) -> None:
+    """Give every traced call a child span per pipeline step (admit, decide, validate, execute)."""
+    _state["steps"] = enabled
+
+
 _NO_SPAN = nullcontext()
 
 
-def recording() -> bool:
-    """True when the current call's span records (so its pipeline steps get spans too)."""
-    return tracing_enabled() and trace.get_current_span().is_recording()
+def steps_traced() -> bool:
+    """True when the current call's span records and step spans are on (see :func:`trace_steps`).
+
+    Decided once per call, so an untraced call pays one check, not one per step.
+    """
+    return _state["steps"] and tracing_enabled() and trace.get_current_span().is_recording()
 
 
-def step_span(step: str, tool: str, traced: bool) -> AbstractContextManager[Any]:
-    """A child span ``toolmesh.<step> {tool}`` when ``traced`` (see :func:`recording`), else a shared no-op."""
+def step_span(step: str, tool: str, traced: bool, **attributes: Any) -> AbstractContextManager[Any]:
+    """A child span ``toolmesh.<step> {tool}`` when ``traced`` (see :func:`steps_traced`), else a shared no-op."""
     if not traced:
         return _NO_SPAN
     return _tracer.start_as_current_span(
-        f"toolmesh.{step} {tool}", attributes={"toolmesh.pipeline.step": step, "gen_ai.tool.name": tool}
+        f"toolmesh.{step} {tool}",
+        attributes={"toolmesh.pipeline.step": step, "gen_ai.tool.name": tool, **attributes},
     )

@@ -6,6 +6,8 @@
   ``OTEL_TRACES_SAMPLER`` variables itself.
 - ``TOOLMESH_TRACE_FILE=PATH`` appends finished spans to PATH as JSON lines
   (handy for debugging and used by the test suite).
+- ``TOOLMESH_TRACE_STEPS=1`` adds a child span per pipeline step to every
+  traced call (see ``toolmesh.telemetry``).
 - ``metrics_port`` (``toolmesh up --metrics-port N``) serves Prometheus
   metrics on ``http://127.0.0.1:N/metrics`` — ``pip install 'toolmesh[prometheus]'``.
 
@@ -29,10 +31,13 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
 from .errors import ConfigError
+from .telemetry import trace_steps
 
 __all__ = ["JsonLinesSpanExporter", "configure_telemetry"]
 
 TRACE_FILE_ENV = "TOOLMESH_TRACE_FILE"
+TRACE_STEPS_ENV = "TOOLMESH_TRACE_STEPS"
+_TRUE = ("1", "true", "yes", "on")
 
 
 class JsonLinesSpanExporter(SpanExporter):
@@ -68,7 +73,7 @@ class JsonLinesSpanExporter(SpanExporter):
         return SpanExportResult.SUCCESS
 
 
-def _otlp(kind: str):  # noqa: ANN202 - returns an exporter class from an optional package
+def _otlp(kind: str):
     try:
         if kind == "traces":
             from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -91,6 +96,7 @@ def configure_telemetry(
     resource = Resource.create({SERVICE_NAME: env.get("OTEL_SERVICE_NAME", service_name)})
     endpoint = bool(env.get("OTEL_EXPORTER_OTLP_ENDPOINT"))
     configured = False
+    trace_steps(env.get(TRACE_STEPS_ENV, "").strip().lower() in _TRUE)
 
     span_exporters: list[SpanExporter] = []
     if env.get("OTEL_TRACES_EXPORTER", "otlp" if endpoint else "none") == "otlp":
