@@ -71,10 +71,10 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Executions of one durable call that may start (each on a node that then died) before it is
     answered ``execution_failed`` instead: a call that kills its node must not kill every node."""
     durable_result_ttl: float = 3600.0
+    """How long a durable call's result is kept by request id (and repeats are deduplicated)."""
     durable_replicas: int = 1
     """Copies JetStream keeps of the durable stream and the results bucket (3 on a 3-server
     cluster, so losing one server loses no call); set it before the stream is first created."""
-    """How long a durable call's result is kept by request id (and repeats are deduplicated)."""
     shared_cache: bool = False
     """Keep cached results in a JetStream key-value bucket every node shares, not only in this process."""
     shared_cache_max_ttl: float = 86400.0

@@ -95,6 +95,7 @@ MAX_ACK_PENDING = 1024
 
 _KEY_PATTERN = re.compile(r"[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*")
 _POLL_START, _POLL_MAX = 0.02, 0.5
+_LAST_LOOK = 0.25  # seconds a caller whose wait is over still gives the results bucket
 _log = logging.getLogger("toolmesh.durable")
 _nuid = NUID()
 
@@ -235,12 +236,28 @@ async def stored_result(kv: KeyValue, request_id: str) -> ToolResult | None:
     return found if isinstance(found, ToolResult) else None
 
 
+async def _stored_by(kv: KeyValue, request_id: str, limit: float) -> ToolResult | None:
+    """The stored result of ``request_id`` if the bucket answers within ``limit`` seconds, else ``None``.
+
+    For callers waiting for an answer only: a bucket that cannot be read right now
+    (a stream-leader election, a reconnect) reads as "no result yet", so the caller
+    gets a retryable answer by its deadline instead of an exception.  A node deciding
+    whether to run a call must not read it that way (see ``DurableWorker.begin``).
+    """
+    with anyio.move_on_after(limit):
+        try:
+            return await stored_result(kv, request_id)
+        except Exception as exc:  # noqa: BLE001 - unreadable for now: the caller asks again with the same id
+            _log.debug("results bucket not readable for %s: %s", request_id, exc)
+    return None
+
+
 async def wait_for_result(kv: KeyValue, request_id: str, wait: float) -> ToolResult | None:
     """Poll the results bucket until ``request_id`` has a result or ``wait`` seconds passed."""
     deadline = time.monotonic() + wait
     pause = _POLL_START
     while True:
-        result = await stored_result(kv, request_id)
+        result = await _stored_by(kv, request_id, max(_POLL_START, deadline - time.monotonic()))
         if result is not None or time.monotonic() >= deadline:
             return result
         await anyio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
@@ -305,6 +322,9 @@ class DurableQueue:
             return ToolResult.failure(
                 request.id, request.tool, ToolError(code=ErrorCode.UNAVAILABLE, message=str(exc), retryable=True)
             )
+        # One deadline for the whole call: a slow publish confirmation (a stream-leader
+        # election) leaves less time to wait for the result, not more.
+        deadline = time.monotonic() + wait
         token = _nuid.next().decode()
         future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
         self._waiting[token] = future
@@ -312,7 +332,8 @@ class DurableQueue:
         try:
             try:
                 ack = await self.js.publish(
-                    self.settings.subjects.durable(request.tool), payload, headers=headers, timeout=min(wait, 5.0)
+                    self.settings.subjects.durable(request.tool), payload, headers=headers,
+                    timeout=min(max(deadline - time.monotonic(), _POLL_START), 5.0),
                 )
             except Exception as exc:  # noqa: BLE001 - unconfirmed: a retry with the same id is safe
                 return ToolResult.failure(
@@ -327,8 +348,9 @@ class DurableQueue:
                 )
             if ack.duplicate:
                 # An earlier call with this id exists: its result is (or will be) stored.
-                return await wait_for_result(kv, request.id, wait) or _still_queued(request, wait)
-            with anyio.move_on_after(wait):
+                remaining = max(0.0, deadline - time.monotonic())
+                return await wait_for_result(kv, request.id, remaining) or _still_queued(request, wait)
+            with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
                 data = await future
                 try:
                     return decode_result(data)
@@ -338,7 +360,7 @@ class DurableQueue:
                         request.tool,
                         ToolError(code=ErrorCode.INTERNAL, message=f"the node's reply is not a ToolResult: {exc}"),
                     )
-            return await stored_result(kv, request.id) or _still_queued(request, wait)
+            return await _stored_by(kv, request.id, _LAST_LOOK) or _still_queued(request, wait)
         finally:
             self._waiting.pop(token, None)
 

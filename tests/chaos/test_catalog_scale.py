@@ -1,4 +1,4 @@
-"""Catalog at scale (``-m slow``): 50 nodes with 10,000 tools on one broker; a client's view converges within 1 s."""
+"""Catalog at scale (``-m chaos`` or ``-m slow``): 50 nodes with 10,000 tools on one broker; a client's view converges within 1 s."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from toolmesh.mesh import Mesh
 from toolmesh.node import Node
 from toolmesh.testing import test_settings
 
-pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.timeout(600)]
+# chaos as well as slow: "pytest -m chaos tests/chaos" then checks every scale-out target in one run
+pytestmark = [pytest.mark.anyio, pytest.mark.slow, pytest.mark.chaos, pytest.mark.timeout(600)]
 
 NODES, TOOLS_PER_NODE = 50, 200
 CONVERGENCE = 1.0

@@ -20,6 +20,11 @@ from tests.processes import ROOT, NodeProcess, toolmesh
 OPS = ROOT / "ops"
 
 
+def values_replicas(path: Path) -> int:
+    """The number of NATS servers the Helm values ask for."""
+    return yaml.safe_load(path.read_text())["config"]["cluster"]["replicas"]
+
+
 def _documents(path: Path) -> list[dict]:
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
 
@@ -33,6 +38,8 @@ def test_compose_file_has_a_nats_cluster_and_scalable_nodes():
     node = services["toolmesh"]
     assert "container_name" not in node  # scaling needs generated names
     assert node["environment"]["TOOLMESH_NATS_URL"].count("nats://") == 3
+    replicas = {"TOOLMESH_DURABLE_REPLICAS": node["environment"]["TOOLMESH_DURABLE_REPLICAS"]}
+    assert load_settings(env=replicas, config_file=OPS / "no-such.toml").durable_replicas == len(nats)
     assert "toolmesh health" in " ".join(node["healthcheck"]["test"])
     assert (ROOT / node["build"]["dockerfile"]).is_file()
 
@@ -60,6 +67,7 @@ def test_kubernetes_manifests_have_probes_autoscaler_and_valid_config(tmp_path: 
     config.write_text(toml_text)
     settings = load_settings(env={}, config_file=config)
     assert settings.nats_url == "nats://nats:4222"
+    assert settings.durable_replicas == values_replicas(OPS / "k8s" / "nats-values.yaml")  # one per server
     assert AuthorizationPolicy.from_settings(settings).allows("admin", "anything")
     grace = docs["Deployment"]["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
     assert settings.drain_timeout < grace
@@ -73,13 +81,13 @@ def test_nats_permissions_config_is_valid_for_nats_server():
     """nats-server -t accepts ops/nats/permissions.conf (passwords from the environment)."""
     env = {**os.environ, "TOOLMESH_NODE_PASSWORD": "a", "TOOLMESH_ALICE_PASSWORD": "b", "TOOLMESH_BOB_PASSWORD": "c"}
     checked = subprocess.run([str(find_nats_server()), "-t", "-c", str(OPS / "nats" / "permissions.conf")],
-                             capture_output=True, text=True, env=env, timeout=20)
+                             capture_output=True, text=True, env=env, timeout=20, check=False)
     assert checked.returncode == 0, checked.stderr + checked.stdout
 
 
 def _cluster(directory: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, str(OPS / "cluster"), "--dir", str(directory), *args],
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=60, check=False)
 
 
 def _free_base(count: int = 3) -> int:

@@ -233,3 +233,46 @@ async def test_cli_durable_call_with_id(toolmesh_broker):
         again = await anyio.to_thread.run_sync(lambda: run_toolmesh("call", "record", '{"key": "cli"}', *common))
     assert first.returncode == 0, first.stderr
     assert again.stdout == first.stdout
+
+
+async def test_broker_restart_mid_call_answers_retryably_then_the_result_is_kept(tmp_path):
+    """The only nats-server stops while a durable call runs: the caller gets a retryable answer by its
+    deadline (not an exception), and once the server is back the same id yields the result."""
+    from tests.nats_servers import NatsServer
+
+    record = tmp_path / "record.log"
+    (tmp_path / "nats").mkdir()
+    server = NatsServer(workdir=tmp_path / "nats").start()  # restarts on the same port with the same storage
+    env = {"TOOLMESH_TEST_RECORD": str(record), "TOOLMESH_DURABLE_ACK_WAIT": "1", "TOOLMESH_PLUGINS": "python"}
+    settings = Settings(nats_url=server.url, durable_ack_wait=1)
+    try:
+        with NodeProcess(TOOLS, "--nats", server.url, env=env):
+            async with Mesh(settings=settings) as mesh:
+                await mesh.call("pause", {"seconds": 0}, durable=True)  # stream, bucket and consumer exist
+                started = time.monotonic()
+                async with anyio.create_task_group() as tg:
+                    outcome: list[object] = []
+
+                    async def call() -> None:
+                        outcome.append(await mesh.call("record", {"key": "r1", "seconds": 1.0}, durable=True,
+                                                       id="restart-1", timeout=1.5))
+
+                    tg.start_soon(call)
+                    while not record.exists():
+                        await anyio.sleep(0.02)
+                    await anyio.to_thread.run_sync(server.stop)
+                first = outcome[0]
+                first_took = time.monotonic() - started
+                await anyio.to_thread.run_sync(server.start)
+                deadline = time.monotonic() + 20
+                again = await mesh.call("record", {"key": "r1", "seconds": 1.0}, durable=True, id="restart-1")
+                while again.is_error and again.error.retryable and time.monotonic() < deadline:
+                    await anyio.sleep(0.2)
+                    again = await mesh.call("record", {"key": "r1", "seconds": 1.0}, durable=True, id="restart-1")
+    finally:
+        server.stop()
+    assert first.is_error and first.error.retryable, first  # type: ignore[union-attr]
+    # timeout + reply grace + the last look at the bucket, plus scheduling slack on a busy machine
+    assert first_took < 1.5 + 0.5 + 0.25 + 0.5, first_took
+    assert not again.is_error, again.error
+    assert executions(record, "r1")  # it ran (possibly twice: the node died before storing — see reliability.md)

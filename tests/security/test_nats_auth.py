@@ -67,9 +67,8 @@ async def test_token_and_nkey_authentication(tmp_path: Path):
             NatsServer(f'authorization {{ users = [ {{ nkey: "{public}" }} ] }}') as nkey_server:
         for settings in (_settings(token_server.url, nats_token="tok-0123456789"),
                          _settings(nkey_server.url, nats_nkey=str(seed_file))):
-            async with running_node(settings, sources=TOOLS):
-                async with Mesh(settings=settings) as mesh:
-                    assert (await mesh.call("math.add", {"a": 2, "b": 3})).structured_content == 5
+            async with running_node(settings, sources=TOOLS), Mesh(settings=settings) as mesh:
+                assert (await mesh.call("math.add", {"a": 2, "b": 3})).structured_content == 5
         with pytest.raises(BrokerError):
             await Mesh(settings=_settings(nkey_server.url)).connect()
 
@@ -119,9 +118,8 @@ async def test_mutual_tls(tmp_path: Path):
     with NatsServer(config) as server:
         settings = _settings(f"tls://127.0.0.1:{server.port}", tls_ca=str(pem["ca"]), tls_cert=str(pem["client"]),
                              tls_key=str(pem["client-key"]))
-        async with running_node(settings, sources=TOOLS):
-            async with Mesh(settings=settings) as mesh:
-                assert (await mesh.call("echo", {"message": "over tls"})).structured_content == "over tls"
+        async with running_node(settings, sources=TOOLS), Mesh(settings=settings) as mesh:
+            assert (await mesh.call("echo", {"message": "over tls"})).structured_content == "over tls"
         without_client_cert = msgspec.structs.replace(settings, tls_cert=None, tls_key=None)
         with pytest.raises(BrokerError):
             await Mesh(settings=without_client_cert).connect()
@@ -250,9 +248,8 @@ async def test_jwt_creds_file_authentication(tmp_path: Path):
     config, creds = _decentralised_auth(tmp_path)
     with NatsServer(config) as server:
         settings = _settings(server.url, nats_creds=str(creds))
-        async with running_node(settings, sources=TOOLS):
-            async with Mesh(settings=settings) as mesh:
-                assert (await mesh.call("echo", {"message": "jwt"})).structured_content == "jwt"
-                assert "echo" in {spec.name for spec in await mesh.list_tools()}
+        async with running_node(settings, sources=TOOLS), Mesh(settings=settings) as mesh:
+            assert (await mesh.call("echo", {"message": "jwt"})).structured_content == "jwt"
+            assert "echo" in {spec.name for spec in await mesh.list_tools()}
         with pytest.raises(BrokerError, match="refused this connection"):
             await Mesh(settings=_settings(server.url)).connect()
