@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BucketNotFoundError, KeyDeletedError, KeyNotFoundError, NotFoundError
+from nats.js.errors import (
+    BucketNotFoundError,
+    KeyDeletedError,
+    KeyNotFoundError,
+    NoStreamResponseError,
+    NotFoundError,
+)
 from nats.js.kv import KeyValue
 
 from toolmesh.contracts import NodeEntry, ToolSpec, decode_node_entry, encode
@@ -22,6 +31,33 @@ from .errors import BrokerError
 __all__ = ["CatalogBucket", "merge_tools"]
 
 _log = logging.getLogger("toolmesh.catalog")
+
+JETSTREAM_ATTEMPTS = 5
+"""Tries at a catalog operation before a JetStream that does not answer is reported (about 2.5 s)."""
+
+T = TypeVar("T")
+
+
+_LEADERLESS = (nats.errors.TimeoutError, nats.errors.NoRespondersError, NoStreamResponseError)
+"""What a stream without a leader answers; a server without JetStream answers NoRespondersError too."""
+
+
+async def _answered(
+    operation: Callable[[], Awaitable[T]], retry_on: tuple[type[Exception], ...] = _LEADERLESS
+) -> T:
+    """Run a JetStream operation, retrying while the stream has no leader to answer it."""
+    for attempt in range(JETSTREAM_ATTEMPTS):
+        try:
+            return await operation()
+        except retry_on as exc:
+            # A new or restarting cluster answers late while it elects the stream's leader, not never.
+            if attempt + 1 == JETSTREAM_ATTEMPTS:
+                raise BrokerError(
+                    f"JetStream did not answer in {JETSTREAM_ATTEMPTS} tries ({exc!r}); a new or restarting"
+                    " cluster may still be electing leaders: try again shortly"
+                ) from exc
+            await asyncio.sleep(0.25 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 class CatalogBucket:
@@ -33,22 +69,29 @@ class CatalogBucket:
         self.bucket = bucket
 
     @classmethod
-    async def open(cls, js: JetStreamContext, bucket: str, ttl: float, *, create: bool) -> CatalogBucket | None:
-        """Open the bucket, creating it when ``create`` (nodes do, clients only read).
+    async def open(
+        cls, js: JetStreamContext, bucket: str, ttl: float, *, create: bool, replicas: int = 1
+    ) -> CatalogBucket | None:
+        """Open the bucket, creating it (with ``replicas`` copies) when ``create``: nodes do, clients only read.
 
         Returns ``None`` when it does not exist and ``create`` is false.
         """
         try:
-            return cls(await js.key_value(bucket), js, bucket)
+            # Only a timeout is retried here: "no responders" means the server has no JetStream.
+            return cls(await _answered(lambda: js.key_value(bucket), (nats.errors.TimeoutError,)), js, bucket)
         except BucketNotFoundError:
             if not create:
                 return None
+        except BrokerError:
+            raise
         except Exception as exc:  # noqa: BLE001 - JetStream disabled surfaces as several error types
             raise BrokerError(
                 f"the NATS server has no JetStream, which the catalog needs ({exc}); start nats-server with -js"
             ) from exc
         # direct: a listing does one get per node; direct gets skip the stream leader's API queue
-        config = KeyValueConfig(bucket=bucket, history=1, ttl=ttl, storage=StorageType.MEMORY, direct=True)
+        config = KeyValueConfig(
+            bucket=bucket, history=1, ttl=ttl, storage=StorageType.MEMORY, direct=True, replicas=replicas
+        )
         try:
             return cls(await js.create_key_value(config=config), js, bucket)
         except Exception:  # noqa: BLE001 - another node created it first
@@ -56,7 +99,7 @@ class CatalogBucket:
 
     async def put(self, entry: NodeEntry) -> None:
         """Write (or refresh) a node's entry."""
-        await self.kv.put(entry.node, encode(entry))
+        await _answered(lambda: self.kv.put(entry.node, encode(entry)))
 
     async def remove(self, node: str) -> None:
         """Delete a node's entry (graceful stop)."""

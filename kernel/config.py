@@ -73,8 +73,9 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     durable_result_ttl: float = 3600.0
     """How long a durable call's result is kept by request id (and repeats are deduplicated)."""
     durable_replicas: int = 1
-    """Copies JetStream keeps of the durable stream and the results bucket (3 on a 3-server
-    cluster, so losing one server loses no call); set it before the stream is first created."""
+    """Copies JetStream keeps of the durable stream, the results bucket and the catalog (3 on a
+    3-server cluster, so losing one server loses no call and no listing); set it before they are
+    first created."""
     shared_cache: bool = False
     """Keep cached results in a JetStream key-value bucket every node shares, not only in this process."""
     shared_cache_max_ttl: float = 86400.0

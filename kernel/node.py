@@ -150,9 +150,7 @@ class Node:
             self.problems = await self.kernel.start(self.sources)
             if self._durable is not None:
                 await self._durable.sync_consumers(self.kernel.tools)
-            self._catalog = await CatalogBucket.open(
-                self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True
-            )
+            await self._open_catalog()
             async with anyio.create_task_group() as background:
                 await self._sync_subscriptions()
                 self._responder = ServiceResponder(
@@ -272,10 +270,15 @@ class Node:
     async def _on_reconnected(self) -> None:
         # A restarted broker has lost the catalog (memory storage): write it again.
         if self.nc is not None and not self._draining:
-            self._catalog = await CatalogBucket.open(
-                self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True
-            )
+            await self._open_catalog()
             await self._publish_entry(changed=True)
+
+    async def _open_catalog(self) -> None:
+        assert self.nc is not None
+        self._catalog = await CatalogBucket.open(
+            self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True,
+            replicas=self.settings.durable_replicas,  # on a cluster, listing must survive one server's loss too
+        )
 
     @hookimpl
     async def toolmesh_tools_changed(self, kernel: Kernel, tools: list[ToolSpec]) -> None:

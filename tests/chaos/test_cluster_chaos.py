@@ -124,9 +124,6 @@ async def test_restart_one_server_under_load_calls_resume_within_2s(cluster: Clu
     # Replicated durable storage, and a short ack wait so a delivery stranded by the kill is retried soon.
     durable_env = {"TOOLMESH_DURABLE_REPLICAS": "3", "TOOLMESH_DURABLE_ACK_WAIT": "2",
                    "TOOLMESH_TEST_RECORD": str(record)}
-    # A cluster deployment replicates the catalog (docs/operations.md); creating it here also means
-    # the nodes' start-up does not depend on a bucket creation on a cluster that has just formed.
-    await _replicated_catalog(cluster.url(), "tool", ttl=6.0)
     nodes = [_node(cluster.url(), f"chaos-n{i}", RECORDING_TOOLS, **durable_env) for i in range(2)]
     calls: list[tuple[float, float, str]] = []  # (sent, answered, outcome)
     durable_calls: dict[str, tuple[float, float, str, int]] = {}  # id -> (sent, answered, outcome, attempts)
@@ -134,6 +131,9 @@ async def test_restart_one_server_under_load_calls_resume_within_2s(cluster: Clu
         for node in nodes:
             node.wait_ready()
         async with Mesh(settings=_settings(cluster.url(), durable_replicas=3, durable_ack_wait=2)) as setup:
+            # The nodes created the catalog with durable_replicas copies, so listing survives the kill too.
+            catalog = await setup.nc.jetstream().stream_info(f"KV_{setup.subjects.catalog_bucket}")
+            assert catalog.config.num_replicas == 3
             await setup.call("record", {"key": "warm-up"}, durable=True, id="warm-up")  # stream and consumer
             leader = await _durable_stream_leader(setup)
         # The worst case: the client sits on the server that leads the durable stream, and that one dies.
