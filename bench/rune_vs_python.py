@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from toolmesh.plugins.rune.lang import compile_source
+from toolmesh.plugins.rune.lang import RuneError, compile_source
 from toolmesh.plugins.rune.lang.values import Function, Instance, TypeInfo
 
 RUNE = {
@@ -162,6 +162,35 @@ PYTHON: dict[str, Callable[[], Any]] = {
 }
 
 
+# Rune semantics the fast paths must keep, checked in the same run as the timings: each
+# program must fail with the given message fragment.
+SEMANTICS = [
+    ("fn main() { let x = 9223372036854775807; x + 1 }", "integer overflow"),
+    ("fn f(n) { if n < 2 { n } else { n * 2 } } fn main() { f(9223372036854775807) }", "integer overflow"),
+    ("fn main() { let s = 0; for i in 0..3 { s += i * 4611686018427387904; } s }", "integer overflow"),
+    ("fn main() { 1 + 1.0 }", "`i64 + f64`"),
+    ("fn main() { let a = 2.0; let b = 1; a * b }", "`f64 * i64`"),
+    ("fn main() { 1 == 1.0 }", "cannot compare"),
+    ('fn main() { 1 < "a" }', "cannot compare"),
+    ("fn main() { loop {} }", "timeout"),
+    ("fn f(n) { f(n + 1) } fn main() { f(0) }", "recursion limit"),
+]
+
+
+def check_semantics() -> None:
+    for src, fragment in SEMANTICS:
+        unit = compile_source(src, "semantics.rn")
+        unit.compile_all()
+        try:
+            unit.call("main", budget=100_000)
+        except RuneError as err:
+            assert fragment in str(err), (src, str(err))
+        else:
+            raise AssertionError(f"no error: {src}")
+    assert compile_source("fn main() { [1, (2, 3)] == [1, (2, 3)] }").call("main") is True
+    print(f"semantics: {len(SEMANTICS) + 1} checks passed (overflow, int/float mixing, equality, limits)")
+
+
 def best_of(f: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
     best, value = float("inf"), None
     for _ in range(repeat):
@@ -219,6 +248,7 @@ def compile_time(full: bool) -> float:
 
 
 def main() -> None:
+    check_semantics()
     rows = []
     for name, src in RUNE.items():
         unit = compile_source(src, f"{name}.rn")
@@ -229,7 +259,7 @@ def main() -> None:
         rows.append((name, rt, pt))
     if len(sys.argv) > 1 and (Path(sys.argv[1]) / "crates").is_dir():
         for name, run, twin in upstream_benches(Path(sys.argv[1])):
-            rt, _ = best_of(run, 1)
+            rt, _ = best_of(run)
             pt = best_of(twin)[0] if twin else None
             rows.append((name, rt, pt))
     else:

@@ -19,14 +19,16 @@ from typing import Any
 from . import nodes as n
 from . import std_methods
 from .codegen_control import ControlGen
+from .codegen_fusion import FusionGen
 from .codegen_items import ItemsGen, Pending, unready
 from .codegen_ops import OpsGen
 from .codegen_patterns import PatternGen
 from .emit import Emitter, is_simple
 from .errors import RuneCompileError, RuneError
 from .macros import MacroGen
+from .narrowing import NarrowGen
 from .numtypes import Facts
-from .resolve import UNRESOLVED, LazyPath, NotReady, resolve_path, static_resolution
+from .resolve import UNRESOLVED, LazyPath, NotReady, Static, resolve_path, static_resolution
 from .values import Char, Function, Module, TypeInfo
 
 # Float methods called inline on floats: the namespace binds these names to the functions of
@@ -49,9 +51,11 @@ class FnCtx:
         self.flaggable: set[str] = set()  # parameters never reassigned
         self.flags: dict[str, str] = {}  # parameter -> local holding `type(p) is int`
         self.bounds: dict[str, tuple[int, int]] = {}  # int locals with known (min, max)
+        self.operands: dict[str, int] = {}  # Rune name -> uses that test its type
+        self.typecache: dict[str, str] = {}  # local never reassigned -> local holding its type()
 
 
-class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
+class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, PatternGen, MacroGen):
     def __init__(self, filename: str, root: Module) -> None:
         super().__init__()
         self.filename = filename
@@ -89,7 +93,7 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
         self.module, self.self_type = p.module, p.self_type
         self.at(p.decl.line, p.decl.col)
         self.ctx = FnCtx(None, {})
-        if isinstance(p.decl, n.ConstDecl):
+        if isinstance(p.decl, (n.ConstDecl, n.StaticDecl)):
             self.defs.extend(self.function([], p.decl.value, p.pyname, p.display, False))
         else:
             decl = p.decl
@@ -102,6 +106,7 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
         functions and generators, the wrapper that returns a Future / Generator / Stream."""
         facts = Facts(body)
         self.ctx.numeric, self.ctx.reassigned, gen = facts.types, facts.assigned, facts.generator
+        self.ctx.operands = facts.operands
         inner = pyname if not (gen or is_async) else pyname + "_body"
         self.frames[inner] = display
         names = []
@@ -164,6 +169,21 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
                 return outer
         return None
 
+    def cache_type(self, name: str, py: str) -> None:
+        """``x_t = type(x)`` right after ``let x`` when ``x`` is never reassigned, its type is
+        not known statically and the generated code tests it more than once (operators, field
+        access, indexing): each test then reads a local instead of calling ``type``."""
+        if name in self.ctx.reassigned or py in self.ctx.types or self.ctx.operands.get(name, 0) < 2:
+            return
+        cache = py + "_t"
+        self.assign(cache, self.call("type", self.N(py)))
+        self.ctx.typecache[py] = cache
+
+    def type_of(self, v: ast.expr) -> ast.expr:
+        if type(v) is ast.Name and v.id in self.ctx.typecache:
+            return self.N(self.ctx.typecache[v.id])
+        return self.call("type", v)
+
     def push(self) -> None:
         self.ctx.blocks.append({})
 
@@ -186,9 +206,9 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
             return self.async_block(b)
         saved_module = self.module
         self.push()
-        for s in self.stmts_of(b):
-            self.stmt(s)
+        narrowed = self.stmts(self.stmts_of(b))
         v = self.expr(b.tail, want) if b.tail is not None else self.K(None)
+        self.restore_bounds(narrowed)
         self.pop()
         self.module = saved_module
         return v
@@ -202,6 +222,7 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
                 py = self.fresh(s.pattern.name)  # bound after the value: `let x = x + 1`
                 self.value_into(py, s.value)
                 self.declare(s.pattern.name, py=py)
+                self.cache_type(s.pattern.name, py)
         elif isinstance(s, n.Let):
             value = self.expr(s.value) if s.value is not None else self.K(None)
             if isinstance(s.pattern, n.PWild):
@@ -219,25 +240,27 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
         if isinstance(e, n.Block) and not e.is_async:
             saved_module = self.module
             self.push()
-            for s in self.stmts_of(e):
-                self.stmt(s)
+            narrowed = self.stmts(self.stmts_of(e))
             if e.tail is not None:
                 self.tail_return(e.tail)
+            self.restore_bounds(narrowed)
             self.pop()
             self.module = saved_module
         elif isinstance(e, n.If):
             self.push()
             test = self.cond(e.cond)
             then: list[ast.stmt] = []
-            saved = self.into(then)
+            saved, narrowed = self.into(then), self.narrow(e.cond, True)
             self.tail_return(e.then)
             self.out = saved
+            self.restore_bounds(narrowed)
             self.pop()
             other: list[ast.stmt] = []
             if e.otherwise is not None:
-                saved = self.into(other)
+                saved, narrowed = self.into(other), self.narrow(e.cond, False)
                 self.tail_return(e.otherwise)
                 self.out = saved
+                self.restore_bounds(narrowed)
             self.if_(test, then, other)
         else:
             v = self.expr(e)
@@ -302,6 +325,8 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
         value = self.static(e.names)
         if value is UNRESOLVED:
             return self.call(self.k(LazyPath(self.module, e.names, self.self_type)))
+        if type(value) is Static:
+            return self.call(self.attr(self.k(value), "read"))
         if type(value) in (int, float, str, bool) or value is None:
             return self.K(value)
         return self.k(value)
@@ -383,6 +408,9 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, PatternGen, MacroGen):
         return v
 
     def x_MethodCall(self, e: n.MethodCall, want: bool) -> ast.expr:
+        fused = self.fused_chain(e)
+        if fused is not None:
+            return fused
         vals = self.exprs([e.receiver, *e.args])
         obj, args = self.simple(vals[0]), vals[1:]
         kind = self.static_type(e.receiver)

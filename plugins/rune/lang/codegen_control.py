@@ -87,9 +87,13 @@ class ControlGen(_Base):
         self.push()
         test = self.cond(e.cond)
         result = self.fresh("r") if want else None
+        saved = self.narrow(e.cond, True)
         then = self.branch(e.then, want, result)
+        self.restore_bounds(saved)
         self.pop()
+        saved = self.narrow(e.cond, False)
         other = self.branch(e.otherwise, want, result)
+        self.restore_bounds(saved)
         if result is None:
             self.if_(test, then, other)
             return self.K(None)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from . import nodes as n
 from .errors import RuneError
 from .namespace import helpers
-from .resolve import LazyConst, LazyUse, resolve_path
+from .resolve import LazyConst, LazyUse, Static, resolve_path
 from .values import Function, Instance, Module, TypeInfo, _with_run
 
 if TYPE_CHECKING:
@@ -26,7 +26,8 @@ else:
 
 
 class Pending:
-    """A declared function or const; its code is generated at its first use."""
+    """A declared function, const or static initializer; its code is generated at its first
+    use."""
 
     def __init__(
         self, decl: n.Node, module: Module, self_type: TypeInfo | None, pyname: str, display: str
@@ -75,6 +76,13 @@ class ItemsGen(_Base):
                 p.target = const
                 self.pending.append(p)
                 module.items[item.name] = const
+            elif isinstance(item, n.StaticDecl):
+                static = Static(item.name)
+                if item.value is not None:
+                    p = Pending(item, module, None, self.fresh("S"), item.name)
+                    p.target = static
+                    self.pending.append(p)
+                module.items[item.name] = static
             elif isinstance(item, n.ImplDecl):
                 continue  # bound below, once every type of the module is declared
             else:
@@ -116,7 +124,7 @@ class ItemsGen(_Base):
     def install_stubs(self) -> None:
         for p in self.pending[self.stubbed :]:
             stub = self.stub(p)
-            if isinstance(p.target, LazyConst):
+            if isinstance(p.target, (LazyConst, Static)):
                 p.target.fn = stub
             else:
                 self.ns[p.pyname] = stub

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from . import nodes as n
 from .emit import I64_MAX, I64_MIN, STORE
 from .numtypes import ARITH, static_type
+from .resolve import Static
 
 if TYPE_CHECKING:
     from .codegen import CodeGen
@@ -195,7 +196,8 @@ class OpsGen(_Base):
         slow = self.call(HELPERS[op], a, b)
         if kind is None and not (type(a) is ast.Name and a.id in self.ctx.flaggable):
             # Unknown operands: `type(a)` once, then the int path, the float path or the helper.
-            k = self.tmp(self.call("type", a))
+            k = self.type_of(a)
+            k = k if type(k) is ast.Name else self.tmp(k)
             same = type(b) is ast.Name and type(a) is ast.Name and a.id == b.id
 
             def both(name: str) -> ast.expr:
@@ -283,10 +285,27 @@ class OpsGen(_Base):
             current = self.simple(self.get_field(obj, t.name))
             self.store_field(t, obj, self.binary(op, current, b, None, tb))
             return self.K(None)
+        static = self.static_item(t)
+        if static is not None:
+            current = self.simple(self.call(self.attr(static, "read")))
+            updated = self.binary(op, current, b, None, tb)
+            self.emit(ast.Expr(self.call(self.attr(static, "write"), updated), **self.pos))
+            return self.K(None)
         raise self.error("invalid assignment target", t)
 
+    def static_item(self, t: n.Node) -> ast.expr | None:
+        """The constant holding the ``static`` item that path ``t`` names, if it names one."""
+        if isinstance(t, n.Path) and (len(t.names) > 1 or self.lookup(t.names[0]) is None):
+            value = self.static(t.names)
+            if type(value) is Static:
+                return self.k(value)
+        return None
+
     def store(self, t: n.Node, value: ast.expr) -> None:
-        if isinstance(t, n.Path) and len(t.names) == 1:
+        static = self.static_item(t)
+        if static is not None:
+            self.emit(ast.Expr(self.call(self.attr(static, "write"), value), **self.pos))
+        elif isinstance(t, n.Path) and len(t.names) == 1:
             py = self.lookup(t.names[0])
             if py is None:
                 raise self.error(f"cannot assign to unknown variable `{t.names[0]}`", t)

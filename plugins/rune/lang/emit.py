@@ -68,8 +68,12 @@ class Emitter:
             return ast.Constant(type(a.value) is type(b.value) and a.value == b.value, **self.pos)
         return ast.Compare(a, [ast.Is()], [b], **self.pos)
 
-    def type_is(self, v: ast.expr, tname: str) -> ast.Compare:
-        return self.is_(self.call("type", v), self.N(tname))
+    def type_is(self, v: ast.expr, tname: str) -> ast.expr:
+        return self.is_(self.type_of(v), self.N(tname))
+
+    def type_of(self, v: ast.expr) -> ast.expr:
+        """``type(v)``; the code generator reads a cached type for some locals instead."""
+        return self.call("type", v)
 
     def and_(self, *values: ast.expr) -> ast.expr:
         vals = [v for v in values if v is not None]

@@ -124,6 +124,14 @@ class ItemParser:
         elif self.at("use"):
             self.i += 1
             item = self.use_decl(t)
+        elif self.tok.kind == "ident" and self.tok.value == "static" and self.peek().kind == "ident":
+            self.i += 1
+            name = self.ident()
+            if self.eat(":"):
+                self.type_expr()
+            value = self.expr() if self.eat("=") else None
+            item = n.StaticDecl(t.line, t.column, name, value)
+            self.expect(";")
         elif self.at("const") and not self.peek().is_("punct", "{"):
             self.i += 1
             name = self.ident()

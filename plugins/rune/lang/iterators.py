@@ -8,7 +8,7 @@ from collections.abc import Iterator as PyIterator
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .limits import STATE
+from .limits import STATE, check_length
 from .runtime import I64_MAX, I64_MIN, cmp, op_add, op_mul
 from .values import NONE, Function, Option, some
 
@@ -154,7 +154,11 @@ def _next(self: RuneIterator) -> Option:
 
 
 def _collect(it: PyIterator[Any]) -> list:
-    return list(it)
+    cap = STATE.max_length
+    values = list(itertools.islice(it, cap + 1))
+    if len(values) > cap:
+        check_length(len(values), "collected vector")
+    return values
 
 
 # Adaptors return new iterators; consumers return values.

@@ -10,6 +10,8 @@ from .tokens import KEYWORDS, PUNCTUATION, Token
 _SPACE = re.compile(r"[ \t\r\n]+")
 _WORD = re.compile(r"\w+")
 _PUNCT = re.compile("|".join(re.escape(p) for p in PUNCTUATION))  # longest first
+# First characters of punctuation that start no other token (`/` may open a comment).
+_PUNCT_FIRST = frozenset(p[0] for p in PUNCTUATION) - frozenset("/'\"`")
 
 _INT_SUFFIXES = ("i128", "u128", "i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8", "usize", "isize")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "`": "`", "$": "$"}
@@ -76,6 +78,14 @@ class Lexer:
         if self.pos >= len(src):
             return Token("eof", None, line, col)
         ch = src[self.pos]
+        # Most tokens are words and punctuation: recognise them before the rarer forms.
+        if (ch.isalpha() or ch == "_") and not (ch in "br" and self.peek(1) in ("'", '"', "#")):
+            word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]
+            return Token("kw" if word in KEYWORDS else "ident", word, line, col)
+        if ch in _PUNCT_FIRST:
+            punct = _PUNCT.match(src, self.pos)
+            if punct is not None:
+                return Token("punct", self.skip(punct.end() - self.pos), line, col)
         if src.startswith("//", self.pos):
             end = src.find("\n", self.pos)
             end = len(src) if end < 0 else end

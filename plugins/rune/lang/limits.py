@@ -12,6 +12,7 @@ import itertools
 import operator
 import threading
 from collections.abc import Iterator
+from typing import Any
 
 from .errors import RuneBudgetExceeded, RuneLimitError
 
@@ -41,6 +42,17 @@ STATE = RunState()
 
 def out_of_budget() -> None:
     raise RuneBudgetExceeded("instruction budget exhausted (timeout)")
+
+
+def metered(it: Iterator[Any]) -> Iterator[Any]:
+    """An endless iterator (``0..``) that takes one budget tick per item, so consumers written
+    in C (``count``, ``sum``, ``collect``) cannot run forever; raises when the budget is gone."""
+    return itertools.chain(itertools.compress(it, STATE.run), _budget_gone())
+
+
+def _budget_gone() -> Iterator[Any]:
+    out_of_budget()
+    yield  # pragma: no cover - makes this a generator: raises when first advanced
 
 
 def loop_end(run: Run) -> None:

@@ -8,6 +8,8 @@ from typing import Any
 from . import asyncio_bridge, output, std_methods
 from . import runtime as rt
 from .codegen_ops import HELPERS
+from .iterators import RuneIterator
+from .iterators import _sum as iterator_sum
 from .limits import check_length, loop_end, out_of_budget
 from .std_types import FLOAT, is_range_kind
 from .values import Bytes, Char, Function, Future, Generator, Instance, Option, RangeValue, Result, Stream
@@ -80,6 +82,8 @@ def helpers() -> dict[str, Any]:
         "_is_range_kind": is_range_kind,
         "_f_sqrt": FLOAT["sqrt"],
         "_f_abs": FLOAT["abs"],
+        "_RuneIterator": RuneIterator,
+        "_iter_sum": iterator_sum,
     }
     for op, name in HELPERS.items():
         ns[name] = rt.BINARY_OPS[op]

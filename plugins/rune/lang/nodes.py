@@ -301,6 +301,11 @@ class ConstDecl(Item):
 
 
 @dataclass(eq=False)
+class StaticDecl(Item):
+    value: Node | None  # None: uninitialized until assigned
+
+
+@dataclass(eq=False)
 class File(Node):
     items: list[Node]
     docs: list[str]

@@ -33,7 +33,7 @@ class Facts:
         _walk(body, binds, unknown, self.assigned)
         self.types = _solve(binds, unknown)
         self.generator = "<yield>" in unknown
-        self.operands: dict[str, int] = {}  # name -> uses as an operand of a binary operator
+        self.operands: dict[str, int] = {}  # name -> uses whose code tests its type
         _count_operands(body, self.operands)
 
 
@@ -163,17 +163,26 @@ def _walk(node: Any, binds: dict[str, list[Any]], unknown: set[str], assigned: s
             _walk(v, binds, unknown, assigned)
 
 
-def _count_operands(node: Any, counts: dict[str, int]) -> None:
+def _count_operands(node: Any, counts: dict[str, int], weight: int = 1) -> None:
+    """Operands of binary operators and bases of field access / indexing: each is a ``type()``
+    test in the generated code. A use inside a loop counts twice (it runs repeatedly)."""
     if isinstance(node, (list, tuple)):
         for x in node:
-            _count_operands(x, counts)
+            _count_operands(x, counts, weight)
         return
     if not isinstance(node, n.Node) or isinstance(node, (n.Closure, n.Item)):
         return
     if isinstance(node, n.Binary):
-        for side in (node.left, node.right):
-            if isinstance(side, n.Path) and len(side.names) == 1:
-                counts[side.names[0]] = counts.get(side.names[0], 0) + 1
+        sides: tuple[Any, ...] = (node.left, node.right)
+    elif isinstance(node, (n.Field, n.Index)):
+        sides = (node.target,)
+    else:
+        sides = ()
+    for side in sides:
+        if isinstance(side, n.Path) and len(side.names) == 1:
+            counts[side.names[0]] = counts.get(side.names[0], 0) + weight
+    if isinstance(node, (n.For, n.While, n.Loop)):
+        weight = 2
     for v in vars(node).values():
         if isinstance(v, (n.Node, list, tuple)):
-            _count_operands(v, counts)
+            _count_operands(v, counts, weight)

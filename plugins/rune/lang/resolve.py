@@ -74,6 +74,33 @@ class LazyConst:
         return self.value
 
 
+class Static:
+    """A ``static`` item: one mutable slot per compiled unit, shared by every call into it.
+    ``fn`` is its compiled initializer (None without one), run by the first read of the slot
+    while it is still empty; an assignment fills the slot without running it."""
+
+    __slots__ = ("fn", "full", "name", "value")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.fn: Any = None
+        self.full = False
+        self.value: Any = None
+
+    def read(self) -> Any:
+        if not self.full:
+            if self.fn is None:
+                raise RuneRuntimeError(f"reading uninitialized static `{self.name}`")
+            from .limits import STATE
+
+            self.value = self.fn(STATE.run)
+            self.full = True
+        return self.value
+
+    def write(self, value: Any) -> None:
+        self.value, self.full = value, True
+
+
 class LazyPath:
     """An item path the compiler could not resolve (yet): resolved and cached when evaluated,
     so a missing item is a runtime error at the place it is used."""
@@ -86,11 +113,12 @@ class LazyPath:
 
     def __call__(self) -> Any:
         if self.cache:
-            return self.cache[0]
-        value = resolve_path(self.module, self.names, self.self_type)
-        if not isinstance(value, RuneError):
-            self.cache.append(value)
-        return value
+            value = self.cache[0]
+        else:
+            value = resolve_path(self.module, self.names, self.self_type)
+            if not isinstance(value, RuneError):
+                self.cache.append(value)
+        return value.read() if type(value) is Static else value  # a static's slot may change
 
 
 def _lookup(module: Module, name: str, skip: Any = None) -> Any:

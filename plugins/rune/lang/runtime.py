@@ -3,12 +3,13 @@ equality, ordering, formatting and iteration."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .limits import check_length
+from .limits import check_length, metered
 from .values import (
     Bytes,
     Char,
@@ -453,9 +454,7 @@ def iterate(v: Any) -> Iterator[Any]:
     t = type(v)
     if t is RangeValue:
         if type(v.start) is int and v.end is None:
-            import itertools
-
-            return itertools.count(v.start)
+            return metered(itertools.count(v.start))
         if type(v.start) is not int or type(v.end) is not int:
             raise RuneRuntimeError("only integer ranges can be iterated")
         return iter(v.py_range())

@@ -39,6 +39,38 @@ ERRORS = [
         16,
     ),
     (
+        "overflow in a fused pipeline",
+        "fn main() {\n  [1, 9223372036854775807].iter()\n    .map(|x| x + 1).sum()\n}",
+        RuneRuntimeError,
+        "integer overflow in `+`",
+        3,
+        16,
+    ),
+    (
+        "mixing in a fused pipeline",
+        "fn main() { [1.5].iter().map(|x| x + 1).sum() }",
+        RuneRuntimeError,
+        "`f64 + i64`",
+        1,
+        36,
+    ),
+    (
+        "non-bool filter in a fused pipeline",
+        "fn main() { [1].iter().filter(|x| x).count() }",
+        RuneRuntimeError,
+        "expected `bool` condition",
+        1,
+        35,
+    ),
+    (
+        "uninitialized static",
+        "static CONFIG;\nfn main() {\n  CONFIG\n}",
+        RuneRuntimeError,
+        "reading uninitialized static `CONFIG`",
+        3,
+        3,
+    ),
+    (
         "arity",
         "fn f(a) { a } fn main() { f(1, 2) }",
         RuneRuntimeError,
@@ -74,3 +106,53 @@ def test_panic_has_rune_stack_trace() -> None:
 def test_unknown_function_name_from_python() -> None:
     with pytest.raises(RuneRuntimeError, match="missing function `nope`"):
         compile_source("fn main() {}").call("nope")
+
+
+I64_MAX, I64_MIN = 2**63 - 1, -(2**63)
+
+# The code generator drops overflow checks that a dominating comparison makes impossible
+# (`n - 1` in the `else` of `if n < 2`); every case here still has to overflow or fail.
+STILL_CHECKED = [
+    (
+        "lower bound says nothing of +",
+        "fn f(n) { if n < 2 { n } else { n + 1 } }",
+        I64_MAX,
+        "overflow in `+`",
+    ),
+    ("else of > keeps -", "fn f(n) { if n > -5 { 0 } else { n - 1 } }", I64_MIN, "overflow in `-`"),
+    ("early return", "fn f(n) { if n < 0 { return 0; } n * 2 }", I64_MAX, "overflow in `*`"),
+    ("|| in else", "fn f(n) { if n < 5 || n > 10 { n - 1 } else { 0 } }", I64_MIN, "overflow in `-`"),
+    (
+        "reassigned local",
+        "fn f(n) { let x = n; if x > 0 { x = -9223372036854775807 - 1; x - 1 } else { 0 } }",
+        1,
+        "overflow in `-`",
+    ),
+    ("float operand", "fn f(n) { if n < 2 { n } else { n - 1 } }", 2.5, "cannot compare `f64` with `i64`"),
+]
+
+
+@pytest.mark.parametrize(("name", "src", "arg", "fragment"), STILL_CHECKED, ids=[c[0] for c in STILL_CHECKED])
+def test_narrowed_arithmetic_is_still_checked(name: str, src: str, arg: object, fragment: str) -> None:
+    with pytest.raises(RuneRuntimeError) as info:
+        compile_source(src, "n.rn").call("f", arg)
+    assert fragment in info.value.message
+
+
+NARROWED = [
+    ("else of <", "fn f(n) { if n < 2 { n } else { n - 1 } }", [(I64_MAX, I64_MAX - 1), (1, 1)]),
+    ("early return", "fn f(n) { if n <= 0 { return n; } n - 1 }", [(I64_MIN, I64_MIN), (1, 0)]),
+    (
+        "negation",
+        "fn f(n) { if !(n >= 1) { n + 1 } else { n } }",
+        [(I64_MIN, I64_MIN + 1), (I64_MAX, I64_MAX)],
+    ),
+    ("&& in then", "fn f(n) { if 0 <= n && n < 10 { n * 3 - 1 } else { 0 } }", [(0, -1), (9, 26), (10, 0)]),
+]
+
+
+@pytest.mark.parametrize(("name", "src", "cases"), NARROWED, ids=[c[0] for c in NARROWED])
+def test_narrowed_arithmetic_values(name: str, src: str, cases: list[tuple[int, int]]) -> None:
+    unit = compile_source(src, "n.rn")
+    for arg, expected in cases:
+        assert unit.call("f", arg) == expected

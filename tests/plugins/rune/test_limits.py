@@ -8,6 +8,7 @@ from toolmesh.plugins.rune.lang import (
     RuneRuntimeError,
     compile_source,
 )
+from toolmesh.plugins.rune.lang.limits import STATE
 
 
 def test_infinite_loop_hits_budget() -> None:
@@ -70,3 +71,27 @@ def test_host_module_is_the_only_door() -> None:
     assert unit.call("main") == 42
     with pytest.raises(RuneRuntimeError, match="missing item"):
         compile_source("fn main() { host::double(1) }").call("main")
+
+
+@pytest.mark.parametrize(
+    "src",
+    [
+        "fn main() { (0..).iter().count() }",
+        "fn main() { (0..).iter().map(|x| x).sum() }",
+        "fn main() { (5..).iter().filter(|x| false).collect::<Vec>() }",
+    ],
+)
+def test_endless_iterator_hits_budget(src: str) -> None:
+    with pytest.raises(RuneBudgetExceeded):
+        compile_source(src).call("main", budget=100_000)
+
+
+def test_endless_iterator_can_still_be_taken() -> None:
+    unit = compile_source("fn main() { (3..).iter().take(4).collect::<Vec>() }")
+    assert unit.call("main", budget=100) == [3, 4, 5, 6]
+
+
+def test_collect_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(STATE, "max_length", 1000)  # the real cap, scaled down for the test
+    with pytest.raises(RuneLimitError, match="exceeds the limit of 1000"):
+        compile_source("fn main() { (0..).iter().collect::<Vec>() }").call("main", budget=10**9)

@@ -123,6 +123,24 @@ PROGRAMS = [
         "",
         [[3, 2], [[1, 3], [2, 4]]],
     ),
+    # chains of map/filter closures ending in sum/count are generated as one loop
+    (
+        "fused sum",
+        "let k = 3; (0..10).iter().map(|x| x * k).filter(|x| x % 2 == 0).map(|x| x + 1).sum()",
+        "",
+        65,
+    ),
+    ("fused count", '["a", "bb", "cc"].iter().filter(|s| s.len() == 2).count()', "", 2),
+    ("fused floats", "let x = 1; [1.5, 2.5].iter().map(|x| x * 2.0).sum()", "", 8.0),
+    ("fused empty", "[].iter().map(|x| x + 1).sum()", "", 0),
+    ("fused captures", "let k = 2; let f = |v| v * k; [1, 2].iter().map(|x| f(x) + k).sum()", "", 10),
+    (
+        "fused over a struct's iter",
+        "struct Bag { v } impl Bag { fn iter(self) { self.v.iter() } } Bag { v: [1, 2, 3] }.iter().map(|x| x * x).sum()",
+        "",
+        14,
+    ),
+    ("not fused: let in closure", "[1, 2].iter().map(|x| { let y = x * 3; y }).sum()", "", 9),
     ("fold count", "([1, 2, 3].iter().fold(10, |a, x| a + x), (0..5).iter().count())", "", [16, 5]),
     ("sort", "let v = [3, 1, 2]; v.sort(); v", "", [1, 2, 3]),
     # async
@@ -146,6 +164,15 @@ PROGRAMS = [
     ("collect object", '[("a", 1)].iter().collect::<Object>()', "", {"a": 1}),
     ("no arm matches gives unit", "match 5 { 1 => 2 }", "", None),
     ("unit is tuple", "(() is Tuple, 1 is i64, 1 is not f64)", "", [True, True, True]),
+    # statics: one mutable slot per unit
+    ("static counter", "static N = 0; fn bump() { N += 1; N } bump(); bump()", "", 2),
+    ("static shared value", "static SEEN = []; fn rec(v) { SEEN.push(v); } rec(1); rec(2); SEEN", "", [1, 2]),
+    (
+        "static in module, assigned first",
+        "mod m { pub static W = 4 * 8; pub static E; } m::E = 1; m::W -= 2; (m::W, m::E)",
+        "",
+        [30, 1],
+    ),
     # macros
     ("assert ok", "assert!(1 == 1); assert_eq!([1], [1]); 0", "", 0),
 ]
@@ -156,3 +183,11 @@ def test_program(rune, name: str, src: str, stdout: str, result: object) -> None
     out, value = rune(src)
     assert out == stdout
     assert value == result
+
+
+def test_static_slot_is_per_unit_and_kept_between_calls() -> None:
+    from toolmesh.plugins.rune.lang import compile_source
+
+    src = "static N = 10; fn bump() { N += 1; N }"
+    first, second = compile_source(src, "a.rn"), compile_source(src, "b.rn")
+    assert [first.call("bump"), first.call("bump"), second.call("bump")] == [11, 12, 11]
