@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from toolmesh.plugins.rune.lang import FunctionInfo, RuneError, RuneSyntaxError, Unit
-from toolmesh.plugins.rune.lang.nodes import Attribute, FnDecl, ModDecl, Node
+from toolmesh.plugins.rune.lang.nodes import Attribute
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -177,8 +177,8 @@ def legacy_tool_name(path: str | Path) -> str:
 
 def problem_from_error(file: str, error: RuneError) -> Problem:
     """A syntax or compile error as a ``Problem`` at its position."""
-    kind = "syntax error" if isinstance(error, RuneSyntaxError) else "error"
-    return Problem(file, max(error.line, 1), max(error.column, 1), f"{kind}: {error.message}")
+    message = f"syntax error: {error.message}" if isinstance(error, RuneSyntaxError) else error.message
+    return Problem(file, max(error.line, 1), max(error.column, 1), message)
 
 
 # ------------------------------------------------------------------ attribute format
@@ -484,24 +484,6 @@ def _check_function_attributes(unit: Unit, out: _Collector) -> None:
                 )
 
 
-def _check_duplicate_functions(items: list[Node], prefix: str, out: _Collector) -> None:
-    """Two functions with one name: only the last would be callable (upstream Rune refuses the file)."""
-    first: dict[str, int] = {}
-    for item in items:
-        if isinstance(item, FnDecl):
-            if item.name in first:
-                out.error(
-                    item.line,
-                    item.col,
-                    f"`fn {prefix}{item.name}` is already defined at line {first[item.name]};"
-                    " rename one of them",
-                )
-            else:
-                first[item.name] = item.line
-        elif isinstance(item, ModDecl) and item.name:
-            _check_duplicate_functions(item.items, f"{prefix}{item.name}::", out)
-
-
 # ------------------------------------------------------------------ entry point
 
 
@@ -514,7 +496,6 @@ def tools_in_unit(unit: Unit, source: str, file: str) -> tuple[list[RuneTool], l
     """
     out = _Collector(file)
     _check_function_attributes(unit, out)
-    _check_duplicate_functions(unit.ast.items, "", out)
     tools: list[RuneTool] = []
     attributed = [fn for fn in unit.functions.values() if fn.attribute("tool") is not None]
     for fn in unit.functions.values():

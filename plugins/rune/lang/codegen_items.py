@@ -38,6 +38,10 @@ class Pending:
         self.done = False
 
 
+_NAMED_ITEMS = (n.FnDecl, n.StructDecl, n.EnumDecl, n.ModDecl, n.ConstDecl, n.StaticDecl)
+"""Items that define a name in their module; upstream Rune rejects a name defined twice."""
+
+
 class ItemsGen(_Base):
     """Mixin of ``CodeGen`` for items and materialization."""
 
@@ -46,7 +50,12 @@ class ItemsGen(_Base):
         rest = []
         saved = self.module
         self.module = module
+        defined: dict[str, n.Node] = {}
         for item in items:
+            if isinstance(item, _NAMED_ITEMS) and item.name:
+                first = defined.setdefault(item.name, item)
+                if first is not item:
+                    raise self.error(f"`{item.name}` is defined twice in this module (first at line {first.line}); rename one of them", item)
             if isinstance(item, n.FnDecl):
                 module.items[item.name] = self.declare_fn(item, None)
             elif isinstance(item, n.StructDecl):

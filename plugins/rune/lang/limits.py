@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import operator
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -38,6 +39,35 @@ class RunState(threading.local):
 
 
 STATE = RunState()
+
+
+class RecursionLimit:
+    """The process-wide Python recursion limit, shared by runs in several threads.
+
+    Each run needs the limit at its own entry depth plus ``max_depth``; the limit is global,
+    so while runs overlap it is the largest of their needs, and the limit found before the
+    first run is restored when the last one ends (saving and restoring per run would leave
+    a lowered limit behind when runs end in another order than they started)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._needs: list[int] = []
+        self._outside = 0
+
+    def enter(self, need: int) -> None:
+        with self._lock:
+            if not self._needs:
+                self._outside = sys.getrecursionlimit()
+            self._needs.append(need)
+            sys.setrecursionlimit(max(self._needs))
+
+    def leave(self, need: int) -> None:
+        with self._lock:
+            self._needs.remove(need)
+            sys.setrecursionlimit(max(self._needs) if self._needs else self._outside)
+
+
+RECURSION_LIMIT = RecursionLimit()
 
 
 def out_of_budget() -> None:

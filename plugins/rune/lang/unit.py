@@ -15,7 +15,7 @@ from . import nodes as n
 from .bridge import from_python, to_python
 from .codegen import CodeGen
 from .errors import Frame, RuneError, RuneLimitError, RuneRuntimeError
-from .limits import DEFAULT_BUDGET, MAX_DEPTH, STATE, new_run
+from .limits import DEFAULT_BUDGET, MAX_DEPTH, RECURSION_LIMIT, STATE, new_run
 from .output import pop_sink, push_sink
 from .parser import parse
 from .values import Function, Future, Module
@@ -100,8 +100,8 @@ class Unit:
         run = new_run(budget)
         saved = STATE.run
         STATE.run = run
-        old_limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(_stack_depth() + max_depth + _FRAME_SLACK)
+        depth_need = _stack_depth() + max_depth + _FRAME_SLACK
+        RECURSION_LIMIT.enter(depth_need)
         if sink is not None:
             push_sink(sink)
         try:
@@ -110,7 +110,6 @@ class Unit:
                 result = result.resolve()
             return result if raw else to_python(result)
         except RecursionError:
-            sys.setrecursionlimit(old_limit)
             raise RuneLimitError(
                 f"recursion limit of {max_depth} calls exceeded in `{name}`", self.filename
             ) from None
@@ -132,7 +131,7 @@ class Unit:
         finally:
             if sink is not None:
                 pop_sink()
-            sys.setrecursionlimit(old_limit)
+            RECURSION_LIMIT.leave(depth_need)
             STATE.run = saved
 
     def _python_error(self, name: str, exc: Exception) -> str:

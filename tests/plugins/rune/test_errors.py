@@ -1,7 +1,7 @@
 """Runtime errors carry Rune positions, names of the offending thing and a Rune stack trace."""
 
 import pytest
-from toolmesh.plugins.rune.lang import RunePanic, RuneRuntimeError, compile_source
+from toolmesh.plugins.rune.lang import RuneCompileError, RunePanic, RuneRuntimeError, compile_source
 
 ERRORS = [
     (
@@ -156,3 +156,18 @@ def test_narrowed_arithmetic_values(name: str, src: str, cases: list[tuple[int, 
     unit = compile_source(src, "n.rn")
     for arg, expected in cases:
         assert unit.call("f", arg) == expected
+
+
+DUPLICATES = [
+    ("fn", "fn f() { 1 }\nfn f() { 2 }", "f", 2),
+    ("struct and fn", "struct Point;\nfn main() {}\nfn Point() {}", "Point", 3),
+    ("in a module", "mod m {\n  const A = 1;\n  const A = 2;\n}", "A", 3),
+]
+
+
+@pytest.mark.parametrize(("name", "src", "item", "line"), DUPLICATES, ids=[d[0] for d in DUPLICATES])
+def test_a_name_defined_twice_is_a_compile_error(name: str, src: str, item: str, line: int) -> None:
+    """As upstream Rune does, a module may define each name once; the error points at the second one."""
+    with pytest.raises(RuneCompileError, match=f"`{item}` is defined twice") as info:
+        compile_source(src, "dup.rn")
+    assert (info.value.file, info.value.line) == ("dup.rn", line)

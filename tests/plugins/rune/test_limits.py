@@ -95,3 +95,19 @@ def test_collect_is_capped(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(STATE, "max_length", 1000)  # the real cap, scaled down for the test
     with pytest.raises(RuneLimitError, match="exceeds the limit of 1000"):
         compile_source("fn main() { (0..).iter().collect::<Vec>() }").call("main", budget=10**9)
+
+
+def test_overlapping_runs_in_threads_restore_the_recursion_limit() -> None:
+    """Runs that start and end in different orders in several threads leave the process limit as found."""
+    import sys
+    import threading
+
+    unit = compile_source("fn spin(n) { let i = 0; while i < n { i += 1; } i }", "spin.rn")
+    before = sys.getrecursionlimit()
+    first = threading.Thread(target=unit.call, args=("spin", 300_000))
+    second = threading.Thread(target=unit.call, args=("spin", 3_000_000))
+    first.start()
+    second.start()  # starts while the first runs and ends after it
+    first.join()
+    second.join()
+    assert sys.getrecursionlimit() == before

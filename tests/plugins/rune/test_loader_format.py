@@ -144,9 +144,9 @@ LINT = [
     (
         "function defined twice",
         '#[tool(desc = "one")]\npub fn f() { 1 }\n#[tool(desc = "two")]\npub fn f() { 2 }',
-        "t.rn:4:5: error: `fn f` is already defined at line 2",
+        "t.rn:4:5: error: `f` is defined twice in this module (first at line 2); rename one of them",
     ),
-    ("function defined twice in a module", "mod m {\n  fn g() {}\n  fn g() {}\n}", "`fn m::g` is already defined at line 2"),
+    ("function defined twice in a module", "mod m {\n  fn g() {}\n  fn g() {}\n}", "t.rn:3:3: error: `g` is defined twice"),
 ]  # fmt: skip
 
 
