@@ -4,7 +4,9 @@
 (b) ``toolmesh mcp serve --http`` serving the same tool from a node behind NATS.
 Plus ``tools/list`` time (all pages) for a 5,000-tool catalog through the gateway.
 
-Run: ``.venv/bin/python bench/mcp_gateway.py [--calls 2000] [--concurrency 16]``.
+Run: ``.venv/bin/python bench/mcp_gateway.py [--calls 2000] [--concurrency 16] [--rounds 5]``.
+(a) and (b) run side by side: both servers stay up and are measured in
+alternating rounds; the reported ratios are the medians of each round's ratio.
 Targets: (b) >= 80 % of (a)'s throughput, p50 within 1.3x; tools/list <= 100 ms.
 """
 
@@ -276,46 +278,101 @@ def gateway(settings: Any, port: int, *extra: str) -> subprocess.Popen[bytes]:
     )
 
 
-async def main(calls: int, concurrency: int, page_size: int) -> dict[str, Any]:
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+async def compare_calls(
+    direct_url: str, gateway_url: str, calls: int, concurrency: int, rounds: int
+) -> dict[str, Any]:
+    """Measure (a) and (b) in alternating order, ``rounds`` times, and take the median of each round's ratio.
+
+    On a shared machine the load of other processes drifts within seconds; a
+    ratio of two runs taken back to back cancels most of that drift.
+    """
+    per_round = []
+    for index in range(rounds):
+        order = [("direct", direct_url), ("gateway", gateway_url)]
+        if index % 2:
+            order.reverse()  # neither side always runs first
+        measured = {label: await measure(url, calls, concurrency) for label, url in order}
+        per_round.append(
+            {
+                **{
+                    f"{label}_{key}": round(value, 2)
+                    for label, row in measured.items()
+                    for key, value in row.items()
+                },
+                "throughput_ratio": round(
+                    measured["gateway"]["calls_per_s"] / measured["direct"]["calls_per_s"], 3
+                ),
+                "p50_ratio": round(measured["gateway"]["p50_ms"] / measured["direct"]["p50_ms"], 3),
+            }
+        )
+    return {
+        "rounds": per_round,
+        "throughput_ratio": _median([row["throughput_ratio"] for row in per_round]),
+        "p50_ratio": _median([row["p50_ratio"] for row in per_round]),
+        "direct_p50_ms": _median([row["direct_p50_ms"] for row in per_round]),
+        "gateway_p50_ms": _median([row["gateway_p50_ms"] for row in per_round]),
+        "direct_calls_per_s": _median([row["direct_calls_per_s"] for row in per_round]),
+        "gateway_calls_per_s": _median([row["gateway_calls_per_s"] for row in per_round]),
+    }
+
+
+async def main(calls: int, concurrency: int, page_size: int, rounds: int) -> dict[str, Any]:
     report: dict[str, Any] = {"calls": calls, "concurrency": concurrency, "page_size": page_size}
-    port = free_port()
+    direct_port = free_port()
     direct = subprocess.Popen(
-        [sys.executable, "-c", DIRECT_SERVER, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, "-c", DIRECT_SERVER, str(direct_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(port)
-        report["direct"] = await measure(f"http://127.0.0.1:{port}/mcp", calls, concurrency)
+        with EmbeddedBroker(0) as broker:
+            settings = test_settings(broker.url, heartbeat=1.0, catalog_ttl=5.0)
+            with NodeProcess(settings):
+                port = free_port()
+                process = gateway(settings, port)
+                try:
+                    wait_for(direct_port)
+                    wait_for(port)
+                    report.update(
+                        await compare_calls(
+                            f"http://127.0.0.1:{direct_port}/mcp",
+                            f"http://127.0.0.1:{port}/mcp",
+                            calls,
+                            concurrency,
+                            rounds,
+                        )
+                    )
+                finally:
+                    process.terminate()
+                    process.wait()
+
+            big = test_settings(broker.url, heartbeat=1.0, catalog_ttl=5.0, max_payload=8 * 1024 * 1024)
+            with NodeProcess(big, extra=4999):
+                port = free_port()
+                process = gateway(big, port, "--page-size", str(page_size))
+                try:
+                    wait_for(port)
+                    listings = []
+                    for _ in range(3):
+                        count, elapsed = await list_all(f"http://127.0.0.1:{port}/mcp")
+                        raw_count, raw = await raw_list_all(f"http://127.0.0.1:{port}/mcp")
+                        assert raw_count == count == 5000, (raw_count, count)
+                        listings.append((elapsed, raw))
+                    report["tools_list"] = {
+                        "tools": 5000,
+                        "plain_client_ms": round(_median([raw for _, raw in listings]), 1),
+                        "sdk_client_ms": round(_median([sdk for sdk, _ in listings]), 1),
+                    }
+                finally:
+                    process.terminate()
+                    process.wait()
     finally:
         direct.terminate()
         direct.wait()
-
-    with EmbeddedBroker(0) as broker:
-        settings = test_settings(broker.url, heartbeat=1.0, catalog_ttl=5.0)
-        with NodeProcess(settings):
-            port = free_port()
-            process = gateway(settings, port)
-            try:
-                wait_for(port)
-                report["gateway"] = await measure(f"http://127.0.0.1:{port}/mcp", calls, concurrency)
-            finally:
-                process.terminate()
-                process.wait()
-
-        big = test_settings(broker.url, heartbeat=1.0, catalog_ttl=5.0, max_payload=8 * 1024 * 1024)
-        with NodeProcess(big, extra=4999):
-            port = free_port()
-            process = gateway(big, port, "--page-size", str(page_size))
-            try:
-                wait_for(port)
-                count, elapsed = await list_all(f"http://127.0.0.1:{port}/mcp")
-                raw_count, raw = await raw_list_all(f"http://127.0.0.1:{port}/mcp")
-                assert raw_count == count, (raw_count, count)
-                report["tools_list"] = {"tools": count, "sdk_client_ms": elapsed, "plain_client_ms": raw}
-            finally:
-                process.terminate()
-                process.wait()
-    report["throughput_ratio"] = report["gateway"]["calls_per_s"] / report["direct"]["calls_per_s"]
-    report["p50_ratio"] = report["gateway"]["p50_ms"] / report["direct"]["p50_ms"]
     return report
 
 
@@ -324,6 +381,10 @@ if __name__ == "__main__":
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--page-size", type=int, default=1000, help="tools/list page size of the gateway")
+    parser.add_argument(
+        "--rounds", type=int, default=5, help="alternating (a)/(b) rounds; ratios are medians"
+    )
     options = parser.parse_args()
     os.environ.setdefault("OTEL_SDK_DISABLED", "true")
-    print(json.dumps(anyio.run(main, options.calls, options.concurrency, options.page_size), indent=2))
+    report = anyio.run(main, options.calls, options.concurrency, options.page_size, options.rounds)
+    print(json.dumps(report, indent=2))

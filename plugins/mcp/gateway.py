@@ -30,8 +30,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from toolmesh import Mesh
-from toolmesh.contracts import Caller, ErrorCode, ToolCallback, ToolResult, ToolSpec
+from toolmesh.contracts import Caller, ErrorCode, ToolCallback, ToolRequest, ToolResult, ToolSpec
+from toolmesh.mesh import new_request_id
 
+from .callback_router import CallbackRouter
 from .content_mapping import call_result_from_tool_result, mcp_tool_from_spec
 from .resource_proxy import ResourceProxy
 from .tasks import RELATED_TASK_KEY, TaskRelay, TaskRunner, server_tasks_capability
@@ -114,6 +116,7 @@ class Gateway:
         self.server.middleware.append(self._remember_connection)
         self.server.middleware.append(self._list_tools_fast)
         self.tasks = TaskRunner(self)
+        self.callbacks = CallbackRouter(mesh)
         self.server.middleware.append(self.tasks.middleware)
         self.proxy = proxy
         if proxy is not None and proxy.servers:
@@ -157,6 +160,7 @@ class Gateway:
         """Watch catalog announcements (and poll) and tell every client when the tool set changes."""
         assert self.mesh.nc is not None
         subscription = await self.mesh.nc.subscribe(self.mesh.subjects.catalog_changed("*"))
+        await self.callbacks.start()
         await self.catalog(refresh=True)
         task_status.started()
         try:
@@ -174,6 +178,7 @@ class Gateway:
         finally:
             with anyio.CancelScope(shield=True):
                 await subscription.unsubscribe()
+                await self.callbacks.stop()
 
     async def announce_change(self) -> None:
         """Send ``notifications/tools/list_changed`` to every connected client."""
@@ -260,13 +265,19 @@ class Gateway:
         """Call ``name`` on the mesh with callbacks relayed to the client of ``ctx`` (for ``task``, if given)."""
         client = ctx.session.client_params
         caller = Caller(identity=f"mcp:{client.client_info.name}" if client is not None else "mcp")
-        return await self.mesh.call(
-            name,
-            arguments,
-            timeout=self.call_timeout,
-            caller=caller,
-            on_callback=self._relay(ctx, name, task),
+        if not self.callbacks.running:  # follow_catalog is not running: one callback subject per call
+            return await self.mesh.call(
+                name,
+                arguments,
+                timeout=self.call_timeout,
+                caller=caller,
+                on_callback=self._relay(ctx, name, task),
+            )
+        timeout = self.call_timeout if self.call_timeout is not None else self.mesh.settings.default_timeout
+        request = ToolRequest(
+            id=new_request_id(), tool=name, arguments=arguments, caller=caller, timeout=timeout
         )
+        return await self.callbacks.send(request, self._relay(ctx, name, task))
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams

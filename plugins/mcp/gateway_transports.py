@@ -10,7 +10,7 @@ from mcp.server.stdio import stdio_server
 from starlette.applications import Starlette
 from starlette.types import ASGIApp
 
-from .event_store import MemoryEventStore
+from .event_store import MemoryEventStore, SessionTagging
 from .gateway import Gateway
 from .http_security import BearerTokenMiddleware, HttpSecurity
 
@@ -30,12 +30,13 @@ async def serve_stdio(gateway: Gateway) -> None:
 
 def http_app(gateway: Gateway, security: HttpSecurity) -> ASGIApp:
     """The ASGI app: ``/mcp`` (sessions via ``Mcp-Session-Id``, resumable SSE), guarded by ``security``."""
-    app: Starlette = gateway.server.streamable_http_app(
+    starlette: Starlette = gateway.server.streamable_http_app(
         transport_security=security.transport_settings(),
         host=security.host,
         event_store=MemoryEventStore(),
         retry_interval=1000,
     )
+    app: ASGIApp = SessionTagging(starlette)  # keeps each session's replayed events its own
     if security.token:
         return BearerTokenMiddleware(app, security)
     return app

@@ -6,13 +6,14 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import anyio
 import msgspec
-from toolmesh import Settings
+from toolmesh import Mesh, Settings
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
@@ -126,3 +127,53 @@ class HttpGateway:
             self.process.wait()
         if self.process.stderr:
             self.process.stderr.close()
+
+
+class NodeProcess:
+    """``toolmesh up SOURCES`` in a child process, joined to the mesh of ``settings``."""
+
+    def __init__(self, settings: Settings, *sources: str, ready_tool: str) -> None:
+        assert settings.nats_url is not None
+        self.settings = settings
+        self.ready_tool = ready_tool
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process, closed in stop()
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "toolmesh",
+                "up",
+                *sources,
+                "--nats",
+                settings.nats_url,
+                "--prefix",
+                settings.prefix,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+            cwd=ROOT,
+        )
+
+    async def __aenter__(self) -> NodeProcess:
+        """Wait until the mesh catalog lists ``ready_tool``: the node has started and announced its tools."""
+        async with Mesh(settings=self.settings) as mesh:
+            with anyio.move_on_after(30):
+                while self.process.poll() is None:
+                    if any(spec.name == self.ready_tool for spec in await mesh.list_tools()):
+                        return self
+                    await anyio.sleep(0.1)
+        self.log.seek(0)
+        raise RuntimeError(f"toolmesh up never served {self.ready_tool!r}: {self.log.read()[-2000:]!r}")
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await anyio.to_thread.run_sync(self.stop)
+
+    def stop(self) -> None:
+        """Terminate the node (kill it after 10 s)."""
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()

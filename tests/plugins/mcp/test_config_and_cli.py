@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 from pathlib import Path
@@ -11,12 +12,15 @@ import pytest
 import toolmesh.plugins.mcp as mcp_plugin
 from toolmesh import ConfigError, load_settings
 from toolmesh.contracts import AudioContent, EmbeddedResource, ResourceLink, TextContent, ToolResult, ToolSpec
+from toolmesh.plugins.mcp import ServerConfig
 from toolmesh.plugins.mcp.content_mapping import (
     call_result_from_tool_result,
     mcp_tool_from_spec,
     spec_from_mcp_tool,
     tool_result_from_call_result,
 )
+from toolmesh.plugins.mcp.event_store import MemoryEventStore
+from toolmesh.plugins.mcp.remote_tools import RemoteServer
 
 from tests.plugins.mcp.peers import ROOT
 
@@ -47,6 +51,22 @@ def test_tool_names_follow_mcp_rules() -> None:
     assert mcp_plugin.mesh_tool_name("my server", "do/it") == "my_server_do_it"
     long = mcp_plugin.mesh_tool_name("s", "x" * 300)
     assert len(long) == 128 and long != mcp_plugin.mesh_tool_name("s", "x" * 299)
+
+
+def test_colliding_remote_names_are_reported_and_the_first_kept(caplog: pytest.LogCaptureFixture) -> None:
+    server = RemoteServer(ServerConfig(name="srv", command="unused"), lambda: None)
+    server.tools = {
+        name: types.Tool(name=name, input_schema={"type": "object"}) for name in ("a/b", "a_b", "a b", "c")
+    }
+    server.unavailable_reason = None
+    with caplog.at_level(logging.WARNING, logger="toolmesh.mcp"):
+        specs = server.specs()
+    assert [spec.name for spec in specs] == ["srv_a_b", "srv_c"]
+    assert specs[0].meta["toolmesh/mcp"]["tool"] == "a b"  # sorted remote names: the first one wins
+    assert len(server.problems) == 2 and all("both map to 'srv_a_b'" in p for p in server.problems)
+    assert sum("both map to" in record.getMessage() for record in caplog.records) == 2
+    server.specs()  # the same collisions are not logged again on every refresh
+    assert sum("both map to" in record.getMessage() for record in caplog.records) == 2
 
 
 def test_content_blocks_round_trip_without_loss() -> None:
@@ -186,3 +206,20 @@ def test_loading_the_plugin_does_not_import_the_sdk() -> None:
         " sys.exit(1 if 'mcp' in sys.modules or 'mcp_types' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False, timeout=30).returncode == 0
+
+
+@pytest.mark.anyio
+async def test_the_event_store_is_bounded_by_bytes() -> None:
+    store = MemoryEventStore(max_bytes=1000)
+    big = types.JSONRPCResponse(jsonrpc="2.0", id=1, result={"text": "x" * 400})
+    ids = [await store.store_event("1", big) for _ in range(5)]
+    assert 800 <= store.size <= 1000  # two of the ~450-byte events fit
+    replayed: list[object] = []
+
+    async def collect(event: object) -> None:
+        replayed.append(event)
+
+    assert await store.replay_events_after(ids[0], collect) is None  # dropped: too old to resume from
+    assert await store.replay_events_after(ids[3], collect) == "1"
+    assert [event.event_id for event in replayed] == [ids[4]]  # type: ignore[attr-defined]
+    assert replayed[0].message == big  # type: ignore[attr-defined]

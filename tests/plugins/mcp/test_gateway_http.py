@@ -154,15 +154,15 @@ def test_a_public_bind_needs_a_token(toolmesh_settings: Settings) -> None:
 class RawSession:
     """A JSON-RPC client speaking Streamable HTTP by hand (the SDK client cannot declare tasks)."""
 
-    def __init__(self, http: httpx2.AsyncClient, url: str) -> None:
-        self.http, self.url, self.session_id, self.next_id = http, url, "", 1
+    def __init__(self, http: httpx2.AsyncClient, url: str, version: str = "2025-11-25") -> None:
+        self.http, self.url, self.version, self.session_id, self.next_id = http, url, version, "", 1
 
     async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         self.next_id += 1
         body: dict[str, Any] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
         if params is not None:
             body["params"] = params
-        headers = {**MCP_HEADERS, "mcp-protocol-version": "2025-11-25"}
+        headers = {**MCP_HEADERS, "mcp-protocol-version": self.version}
         if self.session_id:
             headers["mcp-session-id"] = self.session_id
         response = await self.http.post(self.url, content=json.dumps(body), headers=headers)
@@ -175,14 +175,20 @@ class RawSession:
         return response.json()
 
     async def notify(self, method: str) -> None:
-        headers = {**MCP_HEADERS, "mcp-protocol-version": "2025-11-25", "mcp-session-id": self.session_id}
+        headers = {**MCP_HEADERS, "mcp-protocol-version": self.version, "mcp-session-id": self.session_id}
         await self.http.post(
             self.url, content=json.dumps({"jsonrpc": "2.0", "method": method}), headers=headers
         )
 
 
 async def test_task_augmented_call(toolmesh_settings: Settings) -> None:
-    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
+    tools = standard_tools()
+
+    async def report(arguments: dict[str, Any], context: Any) -> str:
+        return "report ready"
+
+    tools.add(ToolSpec(name="report", input_schema={"type": "object"}, task_support="required"), report)
+    async with running_node(toolmesh_settings, plugins=[tools], load_entrypoints=False):
         async with HttpGateway(toolmesh_settings) as gateway:
             async with httpx2.AsyncClient(timeout=30) as http:
                 raw = RawSession(http, gateway.url)
@@ -217,8 +223,94 @@ async def test_task_augmented_call(toolmesh_settings: Settings) -> None:
                 )
                 cancelled = await raw.request("tasks/cancel", {"taskId": long["result"]["task"]["taskId"]})
                 assert cancelled["result"]["status"] == "cancelled"
+                with anyio.fail_after(5):  # the node serving the task stops the tool
+                    while "slow cancelled" not in tools.events:
+                        await anyio.sleep(0.02)
+
+                untasked = await raw.request("tools/call", {"name": "report", "arguments": {}})
+                assert untasked["error"]["code"] == types.METHOD_NOT_FOUND
+                required = await raw.request("tools/call", {"name": "report", "arguments": {}, "task": {}})
+                report_result = await raw.request(
+                    "tasks/result", {"taskId": required["result"]["task"]["taskId"]}
+                )
+                assert report_result["result"]["content"] == [{"type": "text", "text": "report ready"}]
 
                 refused = await raw.request(
                     "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}, "task": {}}
                 )
                 assert refused["error"]["code"] == types.METHOD_NOT_FOUND
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18"])
+async def test_older_protocol_revisions_are_negotiated(toolmesh_settings: Settings, version: str) -> None:
+    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
+        async with HttpGateway(toolmesh_settings) as gateway, httpx2.AsyncClient(timeout=30) as http:
+            raw = RawSession(http, gateway.url, version)
+            hello = await raw.request("initialize", {**INITIALIZE["params"], "protocolVersion": version})
+            assert hello["result"]["protocolVersion"] == version
+            await raw.notify("notifications/initialized")
+            listed = await raw.request("tools/list")
+            assert {tool["name"] for tool in listed["result"]["tools"]} >= {"add", "weather"}
+            called = await raw.request("tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+            assert called["result"]["structuredContent"] == {"result": 5}
+
+
+async def _sse_lines(response: httpx2.Response, until: Any, seconds: float = 10.0) -> list[str]:
+    """The SSE lines of ``response`` up to the first one ``until`` accepts (or the end of the stream)."""
+    lines: list[str] = []
+    with anyio.move_on_after(seconds):
+        async for line in response.aiter_lines():
+            lines.append(line)
+            if until(line):
+                break
+    return lines
+
+
+async def test_a_broken_stream_resumes_with_last_event_id_for_its_own_session_only(
+    toolmesh_settings: Settings,
+) -> None:
+    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
+        async with HttpGateway(toolmesh_settings) as gateway, httpx2.AsyncClient(timeout=30) as http:
+            owner, other = RawSession(http, gateway.url), RawSession(http, gateway.url)
+            for raw in (owner, other):
+                await raw.request("initialize", INITIALIZE["params"])
+                await raw.notify("notifications/initialized")
+            call = {
+                "jsonrpc": "2.0",
+                "id": 77,
+                "method": "tools/call",
+                "params": {"name": "slow", "arguments": {"steps": 3, "pause": 0.2}},
+            }
+            headers = {
+                **MCP_HEADERS,
+                "mcp-protocol-version": "2025-11-25",
+                "mcp-session-id": owner.session_id,
+            }
+            async with http.stream(
+                "POST", gateway.url, content=json.dumps(call), headers=headers
+            ) as response:
+                first = await _sse_lines(response, lambda line: line.startswith("id:"))
+            last_event_id = (
+                first[-1].removeprefix("id:").strip()
+            )  # the connection drops after the first event
+            await anyio.sleep(1.0)  # the call finishes meanwhile; its result waits in the event store
+
+            def resume(raw: RawSession) -> Any:
+                return http.stream(
+                    "GET",
+                    gateway.url,
+                    headers={
+                        "accept": "text/event-stream",
+                        "mcp-protocol-version": "2025-11-25",
+                        "mcp-session-id": raw.session_id,
+                        "last-event-id": last_event_id,
+                    },
+                )
+
+            async with resume(other) as response:  # another session cannot read the owner's stream
+                stolen = await _sse_lines(response, lambda line: '"id":77' in line, seconds=2)
+            assert not any('"id":77' in line for line in stolen), stolen
+            async with resume(owner) as response:
+                replayed = await _sse_lines(response, lambda line: '"id":77' in line)
+            result = json.loads(replayed[-1].removeprefix("data:"))
+            assert result["id"] == 77 and result["result"]["content"] == [{"type": "text", "text": "done"}]

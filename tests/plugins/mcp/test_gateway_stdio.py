@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -12,11 +13,12 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+import toolmesh
 from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from toolmesh import Settings
-from toolmesh.contracts import ToolSpec
+from toolmesh.contracts import CachePolicy, ToolEvent, ToolSpec
 from toolmesh.testing import running_node
 
 from tests.plugins.mcp.mesh_tools import FunctionTools, standard_tools
@@ -134,6 +136,54 @@ async def test_progress_log_sampling_and_elicitation_reach_the_client(toolmesh_s
             confirmed = await client.call_tool("confirm", {"path": "/tmp/x"})
             assert confirmed.structured_content == {"action": "accept", "content": {"ok": True}}
 
+            with warnings.catch_warnings():  # the SDK deprecates logging for the 2026 revision only
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.set_logging_level("warning")  # the tool logs at "info": filtered out now
+            await client.call_tool("slow", {"steps": 2, "pause": 0.01})
+            assert len(log.logs) == 3
+
+
+async def test_a_question_waiting_for_a_person_does_not_hold_up_other_calls(
+    toolmesh_settings: Settings,
+) -> None:
+    release = anyio.Event()
+
+    async def slow_person(
+        context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult:
+        await release.wait()
+        return types.ElicitResult(action="accept", content={"ok": True})
+
+    log = ClientLog()
+    command = gateway_command(toolmesh_settings, "--stdio")
+    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
+        async with (
+            stdio_client(StdioServerParameters(command=command[0], args=command[1:])) as (read, write),
+            ClientSession(
+                read, write, logging_callback=log.on_log, elicitation_callback=slow_person
+            ) as client,
+        ):
+            await client.initialize()
+            answers: list[Any] = []
+
+            async def confirm() -> None:
+                answers.append(await client.call_tool("confirm", {"path": "/tmp/x"}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(confirm)
+                await anyio.sleep(0.5)  # the confirm call now waits for the person
+                with anyio.fail_after(10):
+                    done = await client.call_tool(
+                        "slow", {"steps": 2, "pause": 0.01}, progress_callback=log.on_progress
+                    )
+                assert done.content[0].text == "done" and log.progress == [
+                    (1.0, 2.0, "step 1"),
+                    (2.0, 2.0, "step 2"),
+                ]
+                assert not answers
+                release.set()
+            assert answers[0].structured_content == {"action": "accept", "content": {"ok": True}}
+
 
 async def test_list_changed_when_a_node_joins_and_leaves(toolmesh_settings: Settings) -> None:
     log = ClientLog()
@@ -160,13 +210,71 @@ async def test_list_changed_when_a_node_joins_and_leaves(toolmesh_settings: Sett
             assert "shout" not in {tool.name for tool in (await client.list_tools()).tools}
 
 
-async def test_a_cancelled_call_leaves_the_gateway_serving(toolmesh_settings: Settings) -> None:
-    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
+async def test_a_cancelled_call_stops_the_tool_on_its_node(toolmesh_settings: Settings) -> None:
+    tools = standard_tools()
+    async with running_node(toolmesh_settings, plugins=[tools], load_entrypoints=False):
         async with stdio_gateway(toolmesh_settings) as client:
             with anyio.move_on_after(0.5) as scope:
                 await client.call_tool("slow", {"steps": 30, "pause": 0.05})
             assert scope.cancelled_caught  # the SDK sent notifications/cancelled
+            # The gateway gave up the mesh call, which tells the node to cancel the tool.
+            with anyio.fail_after(5):
+                while "slow cancelled" not in tools.events:
+                    await anyio.sleep(0.02)
+            assert "slow finished" not in tools.events
             assert (await client.call_tool("add", {"a": 1, "b": 1})).structured_content == {"result": 2}
+
+
+class Gatekeeper:
+    """Decision hooks and event capture on the node: what MCP callers must meet like NATS callers."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    @toolmesh.hookimpl
+    def toolmesh_before_call(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
+        if spec.name == "add" and arguments.get("a", 0) > 100:
+            return toolmesh.Reject("numbers above 100 are not for this mesh")
+        if spec.name == "weather" and arguments.get("city") == "Atlantis":
+            return toolmesh.Complete({"city": "Atlantis", "celsius": 4.0})
+        return None
+
+    @toolmesh.hookimpl
+    def toolmesh_event(self, event: ToolEvent) -> None:
+        self.events.append((event.kind, event.tool))
+
+
+async def test_mcp_calls_go_through_the_node_pipeline(toolmesh_settings: Settings) -> None:
+    gatekeeper = Gatekeeper()
+    tools = standard_tools()
+    runs: list[str] = []
+
+    async def lookup(arguments: dict[str, Any], context: Any) -> str:
+        runs.append(arguments["key"])
+        return f"value of {arguments['key']}"
+
+    tools.add(
+        ToolSpec(
+            name="lookup",
+            input_schema={"type": "object", "properties": {"key": {"type": "string"}}, "required": ["key"]},
+            cache=CachePolicy(ttl=60),
+        ),
+        lookup,
+    )
+    async with running_node(toolmesh_settings, plugins=[tools, gatekeeper], load_entrypoints=False):
+        async with stdio_gateway(toolmesh_settings) as client:
+            rejected = await client.call_tool("add", {"a": 101, "b": 1})
+            assert rejected.is_error and "rejected: numbers above 100" in rejected.content[0].text
+            completed = await client.call_tool("weather", {"city": "Atlantis"})
+            assert completed.structured_content == {"city": "Atlantis", "celsius": 4.0}
+
+            first = await client.call_tool("lookup", {"key": "k1"})
+            second = await client.call_tool("lookup", {"key": "k1"})
+            assert first.content[0].text == second.content[0].text == "value of k1"
+            assert runs == ["k1"]  # the second call was answered from the node's cache
+
+    kinds = {kind for kind, tool in gatekeeper.events if tool == "lookup"}
+    assert {"started", "cache_hit"} <= kinds, kinds
 
 
 async def test_resources_prompts_and_completions_of_configured_servers(
