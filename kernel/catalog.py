@@ -116,11 +116,14 @@ class CatalogBucket:
         values marker can arrive before the values when the server is busy, which
         made a 50-node catalog read as empty now and then.)
         """
+        found = await asyncio.gather(*(self._entry(key) for key in await self.node_names()))
+        return [entry for entry in found if entry is not None]
+
+    async def node_names(self) -> set[str]:
+        """The names of the nodes with an entry, without reading the entries (one cheap request)."""
         prefix = f"$KV.{self.bucket}."
         info = await self.js.stream_info(f"KV_{self.bucket}", subjects_filter=prefix + ">")
-        keys = [subject[len(prefix):] for subject in (info.state.subjects or {})]
-        found = await asyncio.gather(*(self._entry(key) for key in keys))
-        return [entry for entry in found if entry is not None]
+        return {subject[len(prefix):] for subject in (info.state.subjects or {})}
 
     async def _entry(self, key: str) -> NodeEntry | None:
         try:

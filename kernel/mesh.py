@@ -431,6 +431,11 @@ class Mesh:
         bucket = await self._bucket()
         return await bucket.entries() if bucket is not None else []
 
+    async def node_names(self) -> set[str]:
+        """The names of the live nodes, without reading their tool lists."""
+        bucket = await self._bucket()
+        return await bucket.node_names() if bucket is not None else set()
+
     async def list_tools(self) -> list[ToolSpec]:
         """Every tool served by some node, once each, sorted by name.
 

@@ -163,12 +163,22 @@ class Gateway:
         await self.callbacks.start()
         await self.catalog(refresh=True)
         task_status.started()
+        nodes = await self.mesh.node_names()
         try:
             while True:
+                announced = False
                 with anyio.move_on_after(CATALOG_POLL):
                     await subscription.next_msg(timeout=None)
                     await anyio.sleep(0.02)  # let a burst of announcements settle
+                    announced = True
                 try:
+                    # Nodes announce every change of their tools; the poll only has to catch nodes
+                    # that vanished (or came back) silently, which the set of names shows cheaply:
+                    # reading a large catalog every second would stall the event loop each time.
+                    polled = await self.mesh.node_names()
+                    if not announced and polled == nodes:
+                        continue
+                    nodes = polled
                     changed = await self._update(await self.mesh.list_tools())
                 except Exception as exc:  # noqa: BLE001 - keep the last catalog through a broker hiccup
                     _log.warning("reading the catalog failed: %s", exc)

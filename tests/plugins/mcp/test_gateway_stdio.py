@@ -210,6 +210,33 @@ async def test_list_changed_when_a_node_joins_and_leaves(toolmesh_settings: Sett
             assert "shout" not in {tool.name for tool in (await client.list_tools()).tools}
 
 
+async def test_list_changed_when_a_node_appears_or_vanishes_without_announcing(toolmesh_settings: Settings) -> None:
+    """A node that dies leaves no announcement, only an expired catalog entry: the gateway's poll notices."""
+    from toolmesh import Mesh
+    from toolmesh.catalog import CatalogBucket
+    from toolmesh.contracts import NodeEntry
+
+    log = ClientLog()
+    ghost = NodeEntry(node="ghost", tools=(ToolSpec(name="haunt", input_schema={"type": "object"}),))
+    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
+        async with stdio_gateway(toolmesh_settings, log) as client, Mesh(settings=toolmesh_settings) as mesh:
+            assert "haunt" not in {tool.name for tool in (await client.list_tools()).tools}
+            assert mesh.nc is not None
+            bucket = await CatalogBucket.open(
+                mesh.nc.jetstream(), mesh.subjects.catalog_bucket, toolmesh_settings.catalog_ttl, create=False
+            )
+            assert bucket is not None
+            await bucket.put(ghost)  # written, never announced
+            with anyio.fail_after(10):
+                await log.list_changed.wait()
+            assert "haunt" in {tool.name for tool in (await client.list_tools()).tools}
+            log.list_changed = anyio.Event()
+            await bucket.remove("ghost")  # as if its entry had expired
+            with anyio.fail_after(10):
+                await log.list_changed.wait()
+            assert "haunt" not in {tool.name for tool in (await client.list_tools()).tools}
+
+
 async def test_a_cancelled_call_stops_the_tool_on_its_node(toolmesh_settings: Settings) -> None:
     tools = standard_tools()
     async with running_node(toolmesh_settings, plugins=[tools], load_entrypoints=False):
