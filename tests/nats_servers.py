@@ -11,7 +11,7 @@ from pathlib import Path
 
 from toolmesh.broker import find_nats_server, port_is_open
 
-from tests.processes import free_port
+from tests.processes import free_port, stop_process
 
 
 class NatsServer:
@@ -59,13 +59,8 @@ class NatsServer:
 
     def stop(self) -> None:
         """SIGTERM, then SIGKILL after 5 s."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process, grace=5)
 
     def __enter__(self) -> NatsServer:
         return self.start()

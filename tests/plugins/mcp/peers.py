@@ -15,6 +15,8 @@ import anyio
 import msgspec
 from toolmesh import Mesh, Settings
 
+from tests.processes import stop_process
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
 FIXTURE_SERVER = str(HERE / "fixture_server.py")
@@ -119,12 +121,7 @@ class HttpGateway:
 
     def stop(self) -> None:
         """Terminate the gateway (kill it after 10 s)."""
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, grace=10)
         if self.process.stderr:
             self.process.stderr.close()
 
@@ -170,10 +167,5 @@ class NodeProcess:
 
     def stop(self) -> None:
         """Terminate the node (kill it after 10 s)."""
-        self.process.terminate()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop_process(self.process, grace=10)
         self.log.close()
