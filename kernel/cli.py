@@ -424,12 +424,25 @@ def plugins(as_json: JsonOption = False) -> None:
 app.command("health")(health)  # probes for containers (toolmesh.health)
 
 
+def _names_a_kernel_command(argv: list[str]) -> bool:
+    """True when ``argv`` runs a command of the kernel itself (or ``--version``).
+
+    Then the plugins' commands are not needed, and importing every plugin only to
+    add them would cost each ``toolmesh call`` a large part of its start-up.
+    """
+    if argv[:1] == ["--version"]:
+        return True
+    own = {command.name or command.callback.__name__ for command in app.registered_commands if command.callback}
+    return bool(argv) and argv[0] in own
+
+
 def main() -> None:
-    """Entry point of the ``toolmesh`` script: adds plugin commands, then runs."""
-    try:
-        pm = create_plugin_manager()
-        pm.hook.toolmesh_cli(app=app)
-    except ToolmeshError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False)
-        sys.exit(2)
+    """Entry point of the ``toolmesh`` script: adds plugin commands (unless a kernel command runs), then runs."""
+    if not _names_a_kernel_command(sys.argv[1:]):
+        try:
+            pm = create_plugin_manager()
+            pm.hook.toolmesh_cli(app=app)
+        except ToolmeshError as exc:
+            err.print(f"[bold red]error:[/] {exc}", highlight=False)
+            sys.exit(2)
     app()

@@ -235,4 +235,9 @@ def toolmesh_event(event: ToolEvent, kernel: Kernel) -> Awaitable[None] | None:
 
 @hookspec
 def toolmesh_cli(app: typer.Typer) -> None:
-    """Add commands to the ``toolmesh`` command line (e.g. ``app.add_typer(sub, name="rune")``)."""
+    """Add commands to the ``toolmesh`` command line (e.g. ``app.add_typer(sub, name="rune")``).
+
+    Called before the command line is parsed, except when it names one of the
+    kernel's own commands (``up``, ``call``, ...) or ``--version``: plugins add
+    commands of their own, they do not change the kernel's.
+    """

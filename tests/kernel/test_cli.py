@@ -163,3 +163,28 @@ def test_error_paths_with_brackets_print_verbatim(embedded_node):
     done = toolmesh("call", "statistics", '{"values": ["x"]}', "--nats", url)
     assert done.returncode == 1
     assert "invalid_arguments" in done.stderr and "$.values[0]" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "kernel_only"),
+    [
+        (["call", "add"], True),
+        (["--version"], True),
+        (["up", "examples/"], True),
+        (["rune", "run", "x.rn"], False),
+        (["mcp", "serve", "--stdio"], False),
+        (["--help"], False),
+        ([], False),
+    ],
+)
+def test_plugin_commands_load_only_when_the_command_line_may_need_them(argv: list[str], kernel_only: bool):
+    """A kernel command skips importing every plugin for its commands; anything else (help included) loads them."""
+    from toolmesh.cli import _names_a_kernel_command
+
+    assert _names_a_kernel_command(argv) is kernel_only
+
+
+def test_help_lists_the_plugins_commands():
+    """'toolmesh --help' shows the commands plugins add."""
+    shown = toolmesh("--help").stdout
+    assert all(name in shown for name in ("rune", "mcp", "crew", "sandbox"))
