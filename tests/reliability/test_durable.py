@@ -30,6 +30,18 @@ def executions(record: Path, key: str) -> list[str]:
     return [line.split()[2] for line in record.read_text().splitlines() if line.split()[:2] == ["done", key]]
 
 
+async def started_on(record: Path, key: str, timeout: float = 10) -> str:
+    """The pid of the process that started running ``key``, once one has."""
+    deadline = time.monotonic() + timeout
+    while True:
+        lines = record.read_text().splitlines() if record.exists() else []
+        for line in lines:
+            if line.split()[:2] == ["start", key]:
+                return line.split()[2]
+        assert time.monotonic() < deadline, f"the durable call {key!r} never started"
+        await anyio.sleep(0.02)
+
+
 async def test_durable_call_survives_kill_9_and_runs_once(toolmesh_broker, tmp_path):
     """The node running a durable call is killed with SIGKILL: another node runs it, exactly once."""
     record = tmp_path / "record.log"
@@ -47,11 +59,7 @@ async def test_durable_call_survives_kill_9_and_runs_once(toolmesh_broker, tmp_p
                 results.append(await mesh.call("record", {"key": "k1", "seconds": 1.0}, durable=True, id="kill-1"))
 
             tg.start_soon(call)
-            deadline = time.monotonic() + 10
-            while not record.exists() or "start k1" not in record.read_text():
-                assert time.monotonic() < deadline, "the durable call never started"
-                await anyio.sleep(0.02)
-            victim_pid = record.read_text().split()[2]
+            victim_pid = await started_on(record, "k1")
             await anyio.to_thread.run_sync(by_pid[victim_pid].kill)
         (result,) = results
         survivor = next(pid for pid in by_pid if pid != victim_pid)
@@ -173,11 +181,7 @@ async def test_call_that_keeps_killing_nodes_is_given_up(toolmesh_broker, tmp_pa
                     results.append(await mesh.call("record", {"key": "p1", "seconds": 1.0}, durable=True, id="poison-1"))
 
                 tg.start_soon(call)
-                deadline = time.monotonic() + 10
-                while not record.exists() or "start p1" not in record.read_text():
-                    assert time.monotonic() < deadline, "the durable call never started"
-                    await anyio.sleep(0.02)
-                await anyio.to_thread.run_sync(by_pid[record.read_text().split()[2]].kill)
+                await anyio.to_thread.run_sync(by_pid[await started_on(record, "p1")].kill)
             again = await mesh.call("record", {"key": "p1"}, durable=True, id="poison-1")
     (result,) = results
     assert result.error.code == ErrorCode.EXECUTION_FAILED
