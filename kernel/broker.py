@@ -21,13 +21,21 @@ import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 
 from .errors import BrokerError
 
-__all__ = ["DEFAULT_MAX_PAYLOAD", "EmbeddedBroker", "find_nats_server", "nats_reachable", "port_is_open"]
+__all__ = [
+    "DEFAULT_MAX_PAYLOAD",
+    "EmbeddedBroker",
+    "find_nats_server",
+    "nats_reachable",
+    "port_is_open",
+    "stop_process",
+]
 
 DEFAULT_MAX_PAYLOAD = 8 * 1024 * 1024
 """Broker-side message limit; the node's own ``max_payload`` (smaller) is what callers meet."""
@@ -87,6 +95,18 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
     except OSError:
         pass
+
+
+def stop_process(process: subprocess.Popen[Any], grace: float) -> None:
+    """Stop ``process`` with SIGTERM, and kill it if it has not exited after ``grace`` seconds."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(grace)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 class EmbeddedBroker:
@@ -159,14 +179,8 @@ class EmbeddedBroker:
 
     def stop(self) -> None:
         """Stop the server (SIGTERM, then SIGKILL) and delete its data."""
-        process = self._process
-        if process is not None and process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(_STOP_TIMEOUT)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        if self._process is not None:
+            stop_process(self._process, _STOP_TIMEOUT)
         self._cleanup()
 
     def kill(self) -> None:

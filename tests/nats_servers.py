@@ -9,9 +9,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from toolmesh.broker import find_nats_server, port_is_open
+from toolmesh.broker import find_nats_server, port_is_open, stop_process
 
-from tests.processes import free_port, stop_process
+from tests.processes import free_port
 
 
 class NatsServer:

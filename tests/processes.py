@@ -15,18 +15,6 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def stop_process(process: subprocess.Popen[Any], grace: float) -> None:
-    """Stop ``process`` with SIGTERM, and kill it if it has not exited after ``grace`` seconds."""
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(grace)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def free_port() -> int:
     """A TCP port nothing listens on right now."""
     with socket.socket() as sock:

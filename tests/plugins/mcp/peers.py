@@ -14,8 +14,7 @@ from typing import Any
 import anyio
 import msgspec
 from toolmesh import Mesh, Settings
-
-from tests.processes import stop_process
+from toolmesh.broker import stop_process
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent
