@@ -165,6 +165,20 @@ def new_request_id() -> str:
     return _nuid.next().decode()
 
 
+async def _abandon(nc: NATS) -> None:
+    """Close a connection whose broker is gone.
+
+    nats.py's ``close()`` of a reconnecting connection can let the cancellation of its own
+    I/O task escape as ``CancelledError``; only a cancellation of the calling task propagates.
+    """
+    task = asyncio.current_task()
+    try:
+        await nc.close()
+    except asyncio.CancelledError:
+        if task is None or task.cancelling():
+            raise
+
+
 class Mesh:
     """A connection to a mesh; an async context manager."""
 
@@ -213,7 +227,12 @@ class Mesh:
     async def close(self) -> None:
         """Close the connection (if this ``Mesh`` opened it)."""
         if self.nc is not None and self._owns_connection:
-            await self.nc.drain()
+            try:
+                await self.nc.drain()
+            except (nats.errors.ConnectionReconnectingError, nats.errors.ConnectionClosedError):
+                # The broker went away after the last answer (e.g. a node stopping its embedded
+                # broker): nothing is left to flush, and the answers already received stand.
+                await _abandon(self.nc)
         self.nc = None
         self._durable = None
 
