@@ -12,13 +12,13 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import msgspec
 
 from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult, ToolSpec
 
 from .authorization import admit_call
 from .context import CallContext
+from .deadline import DeadlineExceeded, within_deadline
 from .decisions import Complete, Reject, RunNormally
 from .errors import (
     CallTimeout,
@@ -132,16 +132,10 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
             await kernel.emit("cache_hit", spec.name, request_id=request.id)
             return msgspec.structs.replace(hit, id=request.id, cached=True)
 
-    deadline = context.deadline
     try:
-        with (
-            step_span("execute", spec.name, traced, **{"toolmesh.tool.source": spec.source or ""}),
-            anyio.fail_after(max(0.0, deadline - time.monotonic()) if deadline is not None else None) as scope,
-        ):
-            result = await _execute(kernel, spec, arguments, context)
-    except TimeoutError:
-        if not scope.cancelled_caught:
-            raise  # the tool's own TimeoutError (e.g. an upstream call), not our deadline
+        with step_span("execute", spec.name, traced, **{"toolmesh.tool.source": spec.source or ""}):
+            result = await within_deadline(context.deadline, _execute(kernel, spec, arguments, context))
+    except DeadlineExceeded:
         raise CallTimeout(
             f"tool {spec.name!r} did not finish within its deadline"
             f" ({_timeout_text(spec, request)}); raise the timeout or make the tool faster",

@@ -15,6 +15,7 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from types import CoroutineType
 from typing import Any
 
 import pluggy
@@ -45,7 +46,9 @@ _log = logging.getLogger("toolmesh.hooks")
 
 async def await_maybe(value: Any) -> Any:
     """Await ``value`` if it is awaitable, else return it: hooks may return either."""
-    if inspect.isawaitable(value):
+    if value is None:
+        return None
+    if type(value) is CoroutineType or inspect.isawaitable(value):  # the common case checked first: hot path
         return await value
     return value
 

@@ -27,7 +27,7 @@ class PythonTool:
     tool: ToolFunction
     signature: Signature
 
-    @property
+    @functools.cached_property
     def is_async(self) -> bool:
         """True when calling the function returns a coroutine (``async def``, also as ``__call__``)."""
         function = self.tool.function

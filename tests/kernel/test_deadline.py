@@ -1,0 +1,63 @@
+"""``within_deadline``: a step's value, its own errors, or ``DeadlineExceeded`` when time runs out."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from toolmesh.deadline import DeadlineExceeded, within_deadline
+
+pytestmark = pytest.mark.anyio
+
+
+async def _value_after(seconds: float, value: object = "done") -> object:
+    await asyncio.sleep(seconds)
+    return value
+
+
+async def _raise_own_timeout() -> None:
+    await asyncio.sleep(0)
+    raise TimeoutError("upstream timed out")
+
+
+async def test_value_before_the_deadline() -> None:
+    assert await within_deadline(time.monotonic() + 5, _value_after(0.001, 42)) == 42
+
+
+async def test_no_deadline_waits_for_the_step() -> None:
+    assert await within_deadline(None, _value_after(0.01)) == "done"
+
+
+async def test_deadline_passing_cancels_the_step() -> None:
+    cancelled = asyncio.Event()
+
+    async def slow() -> None:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+
+    with pytest.raises(DeadlineExceeded):
+        await within_deadline(time.monotonic() + 0.05, slow())
+    assert cancelled.is_set()
+
+
+async def test_a_deadline_already_past_still_raises_deadline_exceeded() -> None:
+    with pytest.raises(DeadlineExceeded):
+        await within_deadline(time.monotonic() - 1, _value_after(1))
+
+
+async def test_the_steps_own_timeout_error_is_not_the_deadline() -> None:
+    with pytest.raises(TimeoutError, match="upstream timed out"):
+        await within_deadline(time.monotonic() + 5, _raise_own_timeout())
+
+
+async def test_the_callers_cancellation_is_not_swallowed() -> None:
+    task = asyncio.ensure_future(within_deadline(time.monotonic() + 5, _value_after(10)))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
