@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
+
 import anyio
 import pytest
 
 from toolmesh import Mesh
 from toolmesh.broker import EmbeddedBroker
+from toolmesh.mesh import new_request_id
 from toolmesh.testing import test_settings
 
 pytestmark = pytest.mark.anyio
@@ -22,3 +26,25 @@ async def test_closing_after_the_broker_went_away_does_not_raise() -> None:
             await anyio.sleep(0.01)
         await mesh.close()
     assert mesh.nc is None
+
+
+def test_request_ids_are_unique_and_safe_as_keys_and_subject_tokens() -> None:
+    ids = [new_request_id() for _ in range(10_000)]
+    assert len(set(ids)) == len(ids)
+    # used as JetStream KV keys (durable results) and as subject tokens (callbacks)
+    assert all(re.fullmatch(r"[A-Za-z0-9_\-]+", request_id) for request_id in ids)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_repeat_its_parents_request_ids() -> None:
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its next id and leave without running any cleanup
+        os.write(writer, new_request_id().encode())
+        os._exit(0)
+    os.close(writer)
+    os.waitpid(pid, 0)
+    child_id = os.read(reader, 200).decode()
+    os.close(reader)
+    assert child_id and child_id != new_request_id()
+    assert child_id[:16] != new_request_id()[:16]
