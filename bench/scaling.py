@@ -9,7 +9,9 @@ process measures, in one run:
 * I/O-bound throughput: ``pause(0.05)``; each node admits at most
   ``--io-slots`` calls (``--max-concurrency``) and the client keeps that many
   in flight per node, retrying ``unavailable`` answers after their hint;
-* latency: p50/p99 of sequential calls of ``pause(0)``, fast vs durable.
+* latency: p50/p99 of sequential calls of ``pause(0)``, fast vs durable;
+* the machine's own ceiling, right after each row: as many plain Python
+  processes spinning at once against one, without toolmesh.
 
     python bench/scaling.py [--nodes 1 2 4] [--seconds 3] [--plot docs/scaling.png] [--json out.json]
 """
@@ -54,6 +56,39 @@ def start_nodes(count: int, url: str, prefix: str, io_slots: int) -> list[subpro
         while json.loads(node.stdout.readline() or '{"event": "exited"}')["event"] not in ("ready", "exited"):
             pass
     return nodes
+
+
+_BARE_SPIN = """
+import sys, time
+n, end, count = int(sys.argv[1]), time.monotonic() + float(sys.argv[2]), 0
+while time.monotonic() < end:
+    total = 0
+    for i in range(n):
+        total += i * i
+    count += 1
+print(count)
+"""
+
+
+def bare_spins(processes: int, seconds: float) -> int:
+    """Spins of ``SPIN_N`` done in ``seconds`` by ``processes`` plain Python processes running at once."""
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", _BARE_SPIN, str(SPIN_N), str(seconds)], stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(processes)
+    ]
+    return sum(int(child.communicate()[0]) for child in children)
+
+
+def machine_ceiling(processes: int, seconds: float) -> float:
+    """What ``processes`` CPU-bound processes reach against one on this machine, right now, without toolmesh.
+
+    The CPU-bound rows are read against it: a 2-core virtual machine rarely
+    gives two busy processes twice the work of one.
+    """
+    one = bare_spins(1, seconds)
+    return bare_spins(processes, seconds) / one if one else float("nan")
 
 
 def stop_nodes(nodes: list[subprocess.Popen[str]]) -> None:
@@ -117,8 +152,10 @@ async def measure(url: str, count: int, seconds: float, io_slots: int, latency_c
             durable_p50, durable_p99 = await latency(mesh, latency_calls, durable=True)
     finally:
         await anyio.to_thread.run_sync(stop_nodes, nodes)
+    ceiling = await anyio.to_thread.run_sync(machine_ceiling, count, seconds) if count > 1 else 1.0
     return {
         "nodes": count,
+        "bare_python_ceiling": round(ceiling, 2),
         "cpu_fast_per_s": round(cpu_fast, 1),
         "cpu_durable_per_s": round(cpu_durable, 1),
         "io_fast_per_s": round(io_fast, 1),
@@ -135,14 +172,15 @@ def table(rows: list[dict[str, Any]]) -> str:
     base = rows[0]
     lines = [
         (
-            "| nodes | CPU-bound fast calls/s (× 1 node) | CPU-bound durable calls/s | I/O-bound calls/s (× 1 node) "
-            "| fast p50 / p99 ms | durable p50 / p99 ms | durable ÷ fast p50 |"
+            "| nodes | CPU-bound fast calls/s (× 1 node) | bare Python processes (× 1) | CPU-bound durable calls/s"
+            " | I/O-bound calls/s (× 1 node) | fast p50 / p99 ms | durable p50 / p99 ms | durable ÷ fast p50 |"
         ),
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append(
             f"| {row['nodes']} | {row['cpu_fast_per_s']:.0f} ({row['cpu_fast_per_s'] / base['cpu_fast_per_s']:.2f}×)"
+            f" | {row['bare_python_ceiling']:.2f}×"
             f" | {row['cpu_durable_per_s']:.0f}"
             f" | {row['io_fast_per_s']:.0f} ({row['io_fast_per_s'] / base['io_fast_per_s']:.2f}×)"
             f" | {row['fast_p50_ms']:.2f} / {row['fast_p99_ms']:.2f}"

@@ -13,7 +13,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-
 from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult, ToolSpec
 
 from .authorization import admit_call
