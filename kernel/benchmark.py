@@ -12,7 +12,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,7 @@ import anyio
 import anyio.to_thread
 import nats
 
+from .bench_scripts import ScriptRun, script_section
 from .broker import EmbeddedBroker
 from .config import Settings
 from .mesh import Mesh
@@ -150,8 +151,8 @@ def steps(quick: bool) -> dict[str, int]:
     return {"latency": 2 * calls, "throughput": 2 * (3 if quick else 5), "scaling": 2 if quick else 3}
 
 
-def write_report(results: BenchResults, folder: Path) -> Path:
-    """Write ``report.md`` and its PNG plots into ``folder``; returns the report's path."""
+def write_report(results: BenchResults, folder: Path, scripts: Sequence[ScriptRun] = ()) -> Path:
+    """Write ``report.md`` and its PNG plots into ``folder`` (a section per bench script run); returns its path."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -205,6 +206,8 @@ def write_report(results: BenchResults, folder: Path) -> Path:
     lines += ["", "![throughput](throughput.png)", "", "| node processes | calls/s |", "|---:|---:|"]
     lines += [f"| {count} | {rate:.0f} |" for count, rate in results.scaling.items()]
     lines += ["", "![scaling](scaling.png)", ""]
+    for run in scripts:
+        lines += script_section(run)
     path = folder / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path

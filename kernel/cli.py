@@ -378,6 +378,14 @@ def top(
 def bench(
     out_dir: Annotated[str, typer.Option("--out", help="Folder for report.md and the PNG plots.")] = "bench-report",
     quick: Annotated[bool, typer.Option("--quick", help="A short run (seconds) for a first look.")] = False,
+    scripts_dir: Annotated[
+        str | None,
+        typer.Option("--scripts", help="Also run the scripts of this bench/ folder (a toolmesh checkout's)."),
+    ] = None,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="With --scripts: run only this script (repeatable).")
+    ] = None,
+    script_timeout: Annotated[float, typer.Option("--script-timeout", help="Seconds each script may run.")] = 1800,
     as_json: JsonOption = False,
 ) -> None:
     """Measure call latency, throughput vs concurrency and scaling; write a Markdown report with plots."""
@@ -385,20 +393,35 @@ def bench(
 
     from rich.progress import Progress
 
+    from .bench_scripts import bench_scripts, run_script
     from .benchmark import run_suite, steps, write_report
 
+    try:
+        scripts = bench_scripts(Path(scripts_dir), only) if scripts_dir is not None else []
+    except FileNotFoundError as exc:
+        raise fail(str(exc)) from None
+    runs = []
     with Progress(console=err, transient=as_json) as progress:
         tasks = {name: progress.add_task(name, total=total) for name, total in steps(quick).items()}
         results = _run(lambda: run_suite(quick=quick, progress=lambda name, amount: progress.advance(tasks[name], amount)))
+        for script in scripts:
+            task = progress.add_task(f"bench/{script.name}", total=1)
+            runs.append(run_script(script, script_timeout))
+            progress.advance(task)
     try:
-        path = write_report(results, Path(out_dir))
+        path = write_report(results, Path(out_dir), runs)
     except ImportError:
         raise fail("plots need matplotlib: pip install 'toolmesh[bench]'") from None
+    failed = [run.script.name for run in runs if not run.ok]
     if as_json:
         print(json.dumps({"report": str(path), "latency": results.summary(),
-                          "throughput": results.throughput_by_concurrency, "scaling": results.scaling}))
+                          "throughput": results.throughput_by_concurrency, "scaling": results.scaling,
+                          "scripts": [{"script": run.script.name, "returncode": run.returncode,
+                                       "seconds": round(run.seconds, 1)} for run in runs]}))
     else:
         err.print(f"report written to {path}")
+    if failed:
+        raise fail(f"bench script(s) failed: {', '.join(failed)}; their output is in {path}", 1)
 
 
 # ------------------------------------------------------------------ plugins

@@ -300,8 +300,13 @@ def test_events_command_tails_events_as_json_and_text(toolmesh_broker):
 
 
 def test_bench_quick_writes_report_and_plots(tmp_path):
-    """'toolmesh bench --quick' writes report.md with its three PNG plots."""
-    done = toolmesh("bench", "--quick", "--out", str(tmp_path / "report"), "--json", timeout=240)
+    """'toolmesh bench --quick --scripts DIR' writes report.md with its three PNG plots and a section per script."""
+    scripts = tmp_path / "bench"
+    scripts.mkdir()
+    (scripts / "ratio_table.py").write_text('if __name__ == "__main__":\n    print("| series | ratio |")\n')
+    (scripts / "shared_tools.py").write_text("def spin(n): return n\n")  # a helper module, not a script
+    done = toolmesh("bench", "--quick", "--out", str(tmp_path / "report"), "--scripts", str(scripts), "--json",
+                    timeout=240)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     folder = tmp_path / "report"
@@ -311,3 +316,5 @@ def test_bench_quick_writes_report_and_plots(tmp_path):
         assert f"({plot})" in report
     assert set(summary["latency"]) == {"raw nats echo", "Mesh.call"}
     assert all(rate > 0 for rate in summary["throughput"]["Mesh.call"].values())
+    assert [(run["script"], run["returncode"]) for run in summary["scripts"]] == [("ratio_table.py", 0)]
+    assert "## bench/ratio_table.py" in report and "| series | ratio |" in report
