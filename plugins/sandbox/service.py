@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
 from nats.aio.client import Client as NATS
-
 from toolmesh import (
     CallContext,
     CallTimeout,
@@ -28,11 +28,12 @@ from toolmesh import (
     ToolUnavailable,
 )
 from toolmesh.contracts import ToolExample, ToolRequest, ToolResult, ToolSpec
-from toolmesh.mesh import connect_nats
 from toolmesh.contracts.tool_code import TOOL_CODE_SCHEMA, Breadcrumb, BreadcrumbEvent, ToolCodeContext
+from toolmesh.mesh import connect_nats
 
 from .bootstrap import BootstrapLocks, Bootstrapper, bootstrap_order
 from .breadcrumbs import BreadcrumbStore, MemoryBreadcrumbs, NatsBreadcrumbs, breadcrumb_subject
+from .call_spans import record_call_spans
 from .config import SandboxSettings
 from .document import CodeTool, DocumentProblem, check_document
 from .permissions import Profile
@@ -273,6 +274,7 @@ class Sandbox:
             "caller": msgspec.to_builtins(context.request.caller) if context.request.caller else None,
             "trigger_event": (context.request.meta or {}).get("trigger_event"),
         }
+        started_ns = time.time_ns()
         try:
             outcome = await self.pool.call(
                 spec.name,
@@ -283,6 +285,7 @@ class Sandbox:
                 handler=self._handler(code, context, violations),
             )
         except WorkerCrashed as exc:
+            record_call_spans(spec.name, started_ns, time.time_ns(), None, "WorkerCrashed")
             if exc.memory:
                 raise SandboxViolation(
                     f"tool {spec.name!r} exceeded its memory limit ({code.limits.memory_mb} MiB): {exc};"
@@ -290,6 +293,8 @@ class Sandbox:
                     details={"limit": "memory_mb", "memory_mb": code.limits.memory_mb},
                 ) from None
             raise ExecutionFailed(f"tool {spec.name!r} failed: {exc}; the worker was replaced") from None
+        record_call_spans(spec.name, started_ns, time.time_ns(), outcome.timing,
+                          str(outcome.error.get("name", "Error")) if outcome.error is not None else None)
         context.state["logs"] = [{**entry, "message": redact(entry["message"])} for entry in outcome.logs]
         for entry in context.state["logs"]:
             await context.log(entry["level"], entry["message"])

@@ -60,6 +60,8 @@ class CallOutcome:
     error: dict[str, Any] | None = None
     logs: list[dict[str, str]] = field(default_factory=list)
     dropped: int = 0
+    timing: dict[str, Any] | None = None
+    """When Deno received the call, had its isolate ready, posted it and saw it finish (ms since the epoch)."""
 
 
 def find_deno() -> str | None:
@@ -347,7 +349,8 @@ class DenoWorker:
                     if future is not None and not future.done():
                         future.set_result(
                             CallOutcome(json=message.get("json"), error=message.get("error"),
-                                        logs=message.get("logs") or [], dropped=message.get("dropped") or 0)
+                                        logs=message.get("logs") or [], dropped=message.get("dropped") or 0,
+                                        timing=message.get("timing"))
                         )
                 elif op == "loaded":
                     pending = self._loads.get(message["tool"])

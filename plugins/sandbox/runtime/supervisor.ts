@@ -31,7 +31,20 @@ interface Isolate {
 interface Running {
   isolate: Isolate;
   timer: number;
+  timing: Timing;
 }
+
+// When each phase of a call happened, in milliseconds since the epoch (the
+// node turns them into trace spans of the call: the isolate, then the run).
+interface Timing {
+  received: number;
+  warm: boolean;
+  ready?: number;
+  posted?: number;
+  finished?: number;
+}
+
+const now = (): number => performance.timeOrigin + performance.now();
 
 const [portArg, nonce] = Deno.args;
 const encoder = new TextEncoder();
@@ -87,7 +100,10 @@ function finish(isolate: Isolate, data: Json): void {
   running.delete(id);
   clearTimeout(entry.timer);
   isolate.call = undefined;
-  send({ op: "result", id, json: data.json, error: data.error, logs: data.logs, dropped: data.dropped });
+  send({
+    op: "result", id, json: data.json, error: data.error, logs: data.logs, dropped: data.dropped,
+    timing: { ...entry.timing, finished: now() },
+  });
   const tool = tools.get(isolate.tool);
   if (tool && tool.idle.length < maxIdle) tool.idle.push(isolate);
   else retire(isolate);
@@ -103,7 +119,7 @@ function crash(isolate: Isolate, message: string): void {
   if (!entry) return;
   running.delete(id);
   clearTimeout(entry.timer);
-  send({ op: "result", id, error: { name: "Crash", message } });
+  send({ op: "result", id, error: { name: "Crash", message }, timing: { ...entry.timing, finished: now() } });
 }
 
 function stop(id: string, name: string, message: string): void {
@@ -112,7 +128,7 @@ function stop(id: string, name: string, message: string): void {
   running.delete(id);
   clearTimeout(entry.timer);
   retire(entry.isolate);
-  send({ op: "result", id, error: { name, message } });
+  send({ op: "result", id, error: { name, message }, timing: { ...entry.timing, finished: now() } });
 }
 
 async function load(message: Json): Promise<void> {
@@ -149,6 +165,7 @@ async function call(message: Json): Promise<void> {
     send({ op: "result", id, error: { name: "LoadError", message: `tool ${name} is not loaded in this worker` } });
     return;
   }
+  const timing: Timing = { received: now(), warm: tool.idle.length > 0 };
   const isolate = tool.idle.pop() ?? spawn(name, tool);
   isolate.call = id;
   const timeout = message.timeout_ms as number;
@@ -156,13 +173,15 @@ async function call(message: Json): Promise<void> {
     () => stop(id, "Timeout", `the call did not finish within ${timeout} ms`),
     timeout,
   );
-  running.set(id, { isolate, timer });
+  running.set(id, { isolate, timer, timing });
   const error = await isolate.ready;
   if (!running.has(id)) return;
+  timing.ready = now();
   if (error) {
     stop(id, "LoadError", (error.message as string) ?? "the tool could not be loaded");
     return;
   }
+  timing.posted = now();
   isolate.port.postMessage({
     op: "call",
     id,
