@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from toolmesh.deadline import DeadlineExceeded, within_deadline
+from toolmesh.deadline import DeadlineExceeded, DeadlineWatch, within_deadline
 
 pytestmark = pytest.mark.anyio
 
@@ -61,3 +61,45 @@ async def test_the_callers_cancellation_is_not_swallowed() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_each_step_ends_at_its_own_deadline_with_one_watch() -> None:
+    """Deadlines added out of order (a later one first) each fire on time; the others keep running."""
+    now = time.monotonic()
+
+    async def timed(deadline: float) -> str:
+        try:
+            return str(await within_deadline(deadline, _value_after(0.3, "finished")))
+        except DeadlineExceeded:
+            return "expired"
+
+    late, early, none = (
+        asyncio.ensure_future(timed(now + 0.15)),
+        asyncio.ensure_future(timed(now + 0.05)),  # earlier than the watch's armed timer: re-arms it
+        asyncio.ensure_future(timed(now + 5)),
+    )
+    assert await asyncio.gather(late, early, none) == ["expired", "expired", "finished"]
+
+
+async def test_a_step_that_swallows_the_cancellation_keeps_its_value_and_the_task_is_clean() -> None:
+    async def stubborn() -> str:
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            return "cleaned up"
+        return "slept"
+
+    assert await within_deadline(time.monotonic() + 0.02, stubborn()) == "cleaned up"
+    task = asyncio.current_task()
+    assert task is not None and task.cancelling() == 0  # no stray cancellation left for later awaits
+    assert await within_deadline(time.monotonic() + 5, _value_after(0.001, "next")) == "next"
+
+
+async def test_finished_steps_do_not_pile_up_in_the_watch() -> None:
+    loop = asyncio.get_running_loop()
+    watch = DeadlineWatch(loop)
+    task = asyncio.current_task()
+    assert task is not None
+    for _ in range(5000):  # calls with a long timeout that finish at once
+        watch.remove(watch.add(loop.time() + 60, task))
+    assert len(watch._heap) <= DeadlineWatch._COMPACT_SLACK + 2
