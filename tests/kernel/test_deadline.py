@@ -6,7 +6,6 @@ import asyncio
 import time
 
 import pytest
-
 from toolmesh.deadline import DeadlineExceeded, DeadlineWatch, within_deadline
 
 pytestmark = pytest.mark.anyio
