@@ -536,9 +536,7 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, Patte
                 fparams.append(name + "_c")
                 body_def = defs[0]
                 assert isinstance(body_def, ast.FunctionDef)
-                body_def.body.insert(
-                    0, ast.Assign([ast.Name(name, ast.Store(), **self.pos)], self.N(name + "_c"), **self.pos)
-                )
+                body_def.body.insert(0, self.assignment(name, self.N(name + "_c")))
             else:
                 fparams.append(name)
         self.defs.append(self.fndef(factory, fparams, [*defs, ast.Return(self.N(pyname), **self.pos)]))

@@ -66,7 +66,7 @@ class ControlGen(_Base):
             return ast.BoolOp(op, [left, right], **self.pos)
         r = self.fresh("b")
         self.assign(r, left)
-        rest.append(ast.Assign([ast.Name(r, ast.Store(), **self.pos)], right, **self.pos))
+        rest.append(self.assignment(r, right))
         self.if_(self.N(r) if e.op == "&&" else self.not_(self.N(r)), rest)
         return self.N(r)
 
@@ -107,7 +107,7 @@ class ControlGen(_Base):
             b = other[0].value if other else self.K(None)
             return self.ifexp(test, a, b)
         if e.otherwise is None:
-            other = [ast.Assign([ast.Name(result, ast.Store(), **self.pos)], self.K(None), **self.pos)]
+            other = [self.assignment(result, self.K(None))]
         self.if_(test, then, other)
         return self.N(result)
 
@@ -131,7 +131,7 @@ class ControlGen(_Base):
             flag = self.N(target.flag)
             if self.ctx.loops and target is self.ctx.loops[-1]:
                 again = [
-                    ast.Assign([ast.Name(target.flag, ast.Store(), **self.pos)], self.K(0), **self.pos),
+                    self.assignment(target.flag, self.K(0)),
                     ast.Continue(**self.pos),
                 ]
                 is_break = self.compare(flag, [ast.Eq()], [self.K(1)])
@@ -287,11 +287,7 @@ class ControlGen(_Base):
             arms.append((test, guard_stmts, guard, body))
             if test is None and guard is None:
                 break  # later arms are unreachable
-        default = (
-            [ast.Assign([ast.Name(result, ast.Store(), **self.pos)], self.K(None), **self.pos)]
-            if result
-            else []
-        )
+        default = [self.assignment(result, self.K(None))] if result else []
         if all(not g for _, g, _, _ in arms):
             chain = default
             for test, _, guard, body in reversed(arms):
@@ -307,7 +303,7 @@ class ControlGen(_Base):
             self.assign(done, self.K(False))
             for test, guard_stmts, guard, body in arms:
                 taken = [
-                    ast.Assign([ast.Name(done, ast.Store(), **self.pos)], self.K(True), **self.pos),
+                    self.assignment(done, self.K(True)),
                     *body,
                 ]
                 inner = guard_stmts + ([ast.If(guard, taken, [], **self.pos)] if guard is not None else taken)
@@ -332,7 +328,7 @@ class ControlGen(_Base):
             value = self.fresh("v")
             self.push()
             test = self.pattern(pattern, self.N(value))
-            taken = [ast.Assign([ast.Name(done, ast.Store(), **self.pos)], self.K(True), **self.pos)]
+            taken = [self.assignment(done, self.K(True))]
             taken += self.branch(body, True, result)
             self.pop()
             inner = [

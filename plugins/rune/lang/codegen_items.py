@@ -164,7 +164,10 @@ class ItemsGen(_Base):
                 finally:
                     self.module, self.self_type, self.ctx, self.pos = saved
                 code = compile(ast.Module(body=self.defs, type_ignores=[]), self.codefile, "exec")
+                # Constants move to the namespace once (which keeps them alive for
+                # ``const_names``), not at every later function.
                 self.ns.update(self.consts)
+                self.consts.clear()
                 exec(code, self.ns)  # noqa: S102 - our own generated code, restricted globals
                 for fn, pyname in self.bindings[self.bound :]:
                     fn.fn = self.ns[pyname]

@@ -20,7 +20,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from . import nodes as n
-from .emit import I64_MAX, I64_MIN, STORE
+from .emit import I64_MAX, I64_MIN, placed
 from .numtypes import ARITH, static_type
 from .resolve import Static
 
@@ -174,14 +174,13 @@ class OpsGen(_Base):
     ) -> ast.expr:
         """Checked ``+ - *`` into ``target`` (a fresh temporary if None); returns its name."""
         t = target or self.fresh("t")
-        pos = self.pos
         kind = ta or tb
         interval = self.interval(op, a, b) if kind is int else None
         if interval is not None and target is None:
             self.ctx.bounds[t] = interval
         if kind is float or interval is not None:
             # Floats never overflow; ints with known bounds cannot leave the i64 range.
-            path = [ast.Assign([ast.Name(t, STORE, **pos)], self.binop(a, _PYOP[op](), b), **pos)]
+            path = [self.assignment(t, self.binop(a, _PYOP[op](), b))]
         else:
             if op in "+-" and self.non_negative(b) or (op == "+" and self.non_negative(a)):
                 # Adding (subtracting) something >= 0 can only overflow upwards (downwards).
@@ -190,8 +189,8 @@ class OpsGen(_Base):
             else:
                 bad = self.not_(self.in_range(self.N(t)))
             path = [
-                ast.Assign([ast.Name(t, STORE, **pos)], self.binop(a, _PYOP[op](), b), **pos),
-                ast.If(bad, [self.raise_(self.call("_overflow", self.K(op)))], [], **pos),
+                self.assignment(t, self.binop(a, _PYOP[op](), b)),
+                placed(ast.If(bad, [self.raise_(self.call("_overflow", self.K(op)))], []), self.pos),
             ]
         slow = self.call(HELPERS[op], a, b)
         if kind is None and not (type(a) is ast.Name and a.id in self.ctx.flaggable):
@@ -208,7 +207,7 @@ class OpsGen(_Base):
                 )
 
             float_value = self.ifexp(both("float"), self.binop(a, _PYOP[op](), b), slow)
-            float_path = [ast.Assign([ast.Name(t, STORE, **pos)], float_value, **pos)]
+            float_path = [self.assignment(t, float_value)]
             self.if_(both("int"), path, float_path)
             return self.N(t)
         guard = self.guard(kind or int, a, b, ta, tb)
@@ -218,7 +217,7 @@ class OpsGen(_Base):
         if kind is None:
             fast_float = self.binop(a, _PYOP[op](), b)
             slow = self.ifexp(self.guard(float, a, b, None, None), fast_float, slow)
-        self.if_(guard, path, [ast.Assign([ast.Name(t, STORE, **pos)], slow, **pos)])
+        self.if_(guard, path, [self.assignment(t, slow)])
         return self.N(t)
 
     def interval(self, op: str, a: ast.expr, b: ast.expr) -> tuple[int, int] | None:

@@ -4,12 +4,22 @@ construct it was generated for, so tracebacks of the compiled code map back to R
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, TypeVar
 
 LOAD = ast.Load()
 STORE = ast.Store()
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
+
+
+_Node = TypeVar("_Node", bound=ast.AST)
+
+
+def placed(node: _Node, pos: dict[str, int]) -> _Node:
+    """``node`` at the position ``pos``; filling the node's ``__dict__`` is faster than passing
+    the four position attributes as keyword arguments to its constructor."""
+    node.__dict__.update(pos)
+    return node
 
 
 def is_simple(v: ast.expr) -> bool:
@@ -28,7 +38,7 @@ class Emitter:
     def at(self, line: int, col: int) -> dict[str, int]:
         """Switch the current position; returns the previous one for restoring."""
         old = self.pos
-        c = max(col - 1, 0)
+        c = col - 1 if col > 1 else 0
         self.pos = {"lineno": line or 1, "col_offset": c, "end_lineno": line or 1, "end_col_offset": c + 1}
         return old
 
@@ -41,32 +51,32 @@ class Emitter:
     # --- expressions ------------------------------------------------------------------------
 
     def N(self, name: str) -> ast.Name:
-        return ast.Name(name, LOAD, **self.pos)
+        return placed(ast.Name(name, LOAD), self.pos)
 
     def K(self, value: Any) -> ast.Constant:
-        return ast.Constant(value, **self.pos)
+        return placed(ast.Constant(value), self.pos)
 
     def call(self, func: str | ast.expr, *args: ast.expr) -> ast.Call:
         f = self.N(func) if isinstance(func, str) else func
-        return ast.Call(f, list(args), [], **self.pos)
+        return placed(ast.Call(f, list(args), []), self.pos)
 
     def attr(self, value: ast.expr, name: str) -> ast.Attribute:
-        return ast.Attribute(value, name, LOAD, **self.pos)
+        return placed(ast.Attribute(value, name, LOAD), self.pos)
 
     def sub(self, value: ast.expr, index: ast.expr) -> ast.Subscript:
-        return ast.Subscript(value, index, LOAD, **self.pos)
+        return placed(ast.Subscript(value, index, LOAD), self.pos)
 
     def binop(self, a: ast.expr, op: ast.operator, b: ast.expr) -> ast.BinOp:
-        return ast.BinOp(a, op, b, **self.pos)
+        return placed(ast.BinOp(a, op, b), self.pos)
 
     def compare(self, a: ast.expr, ops: list[ast.cmpop], rest: list[ast.expr]) -> ast.Compare:
-        return ast.Compare(a, ops, rest, **self.pos)
+        return placed(ast.Compare(a, ops, rest), self.pos)
 
     def is_(self, a: ast.expr, b: ast.expr) -> ast.expr:
         if type(a) is ast.Constant and type(b) is ast.Constant:
             # Folded: Python warns about `is` with a literal.
-            return ast.Constant(type(a.value) is type(b.value) and a.value == b.value, **self.pos)
-        return ast.Compare(a, [ast.Is()], [b], **self.pos)
+            return placed(ast.Constant(type(a.value) is type(b.value) and a.value == b.value), self.pos)
+        return placed(ast.Compare(a, [ast.Is()], [b]), self.pos)
 
     def type_is(self, v: ast.expr, tname: str) -> ast.expr:
         return self.is_(self.type_of(v), self.N(tname))
@@ -79,19 +89,19 @@ class Emitter:
         vals = [v for v in values if v is not None]
         if len(vals) == 1:
             return vals[0]
-        return ast.BoolOp(ast.And(), vals, **self.pos)
+        return placed(ast.BoolOp(ast.And(), vals), self.pos)
 
     def or_(self, *values: ast.expr) -> ast.expr:
-        return ast.BoolOp(ast.Or(), list(values), **self.pos)
+        return placed(ast.BoolOp(ast.Or(), list(values)), self.pos)
 
     def not_(self, v: ast.expr) -> ast.expr:
-        return ast.UnaryOp(ast.Not(), v, **self.pos)
+        return placed(ast.UnaryOp(ast.Not(), v), self.pos)
 
     def ifexp(self, test: ast.expr, a: ast.expr, b: ast.expr) -> ast.IfExp:
-        return ast.IfExp(test, a, b, **self.pos)
+        return placed(ast.IfExp(test, a, b), self.pos)
 
     def walrus(self, name: str, value: ast.expr) -> ast.NamedExpr:
-        return ast.NamedExpr(ast.Name(name, STORE, **self.pos), value, **self.pos)
+        return placed(ast.NamedExpr(placed(ast.Name(name, STORE), self.pos), value), self.pos)
 
     def bind(self, name: str, value: ast.expr) -> ast.expr:
         """A condition that binds ``name`` and is always true: ``(name := value) is name``."""
@@ -101,29 +111,33 @@ class Emitter:
         return self.compare(self.K(I64_MIN), [ast.LtE(), ast.LtE()], [v, self.K(I64_MAX)])
 
     def tuple_(self, items: list[ast.expr]) -> ast.Tuple:
-        return ast.Tuple(items, LOAD, **self.pos)
+        return placed(ast.Tuple(items, LOAD), self.pos)
 
     # --- statements -------------------------------------------------------------------------
 
     def emit(self, stmt: ast.stmt) -> None:
         self.out.append(stmt)
 
+    def assignment(self, target: str | ast.expr, value: ast.expr) -> ast.Assign:
+        """The statement ``target = value`` (a local's name or a target expression)."""
+        t = placed(ast.Name(target, STORE), self.pos) if isinstance(target, str) else target
+        return placed(ast.Assign([t], value), self.pos)
+
     def assign(self, target: str | ast.expr, value: ast.expr) -> None:
-        t = ast.Name(target, STORE, **self.pos) if isinstance(target, str) else target
-        self.out.append(ast.Assign([t], value, **self.pos))
+        self.out.append(self.assignment(target, value))
 
     def expr_stmt(self, value: ast.expr) -> None:
         if not is_simple(value):
-            self.out.append(ast.Expr(value, **self.pos))
+            self.out.append(placed(ast.Expr(value), self.pos))
 
     def if_(self, test: ast.expr, body: list[ast.stmt], orelse: list[ast.stmt] | None = None) -> None:
-        self.out.append(ast.If(test, body or [ast.Pass(**self.pos)], orelse or [], **self.pos))
+        self.out.append(placed(ast.If(test, body or [placed(ast.Pass(), self.pos)], orelse or []), self.pos))
 
     def raise_(self, exc: ast.expr) -> ast.Raise:
-        return ast.Raise(exc, None, **self.pos)
+        return placed(ast.Raise(exc, None), self.pos)
 
     def ret(self, value: ast.expr | None) -> None:
-        self.out.append(ast.Return(value, **self.pos))
+        self.out.append(placed(ast.Return(value), self.pos))
 
     def tmp(self, value: ast.expr) -> ast.Name:
         """Evaluate ``value`` into a fresh temporary now; returns the temporary's name."""
@@ -142,7 +156,9 @@ class Emitter:
         """Take one tick of the run's budget (an ``itertools.repeat`` iterator) at function
         entry: ``if not next(_s, False): _oob()``."""
         tick = self.call("next", self.N("_s"), self.K(False))
-        self.out.append(ast.If(self.not_(tick), [ast.Expr(self.call("_oob"), **self.pos)], [], **self.pos))
+        self.out.append(
+            placed(ast.If(self.not_(tick), [placed(ast.Expr(self.call("_oob")), self.pos)], []), self.pos)
+        )
 
     def into(self, stmts: list[ast.stmt]) -> list[ast.stmt]:
         """Redirect emission to ``stmts``; returns the previous list (restore with ``self.out =``)."""

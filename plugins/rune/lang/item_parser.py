@@ -10,6 +10,9 @@ if TYPE_CHECKING:
     from .tokens import Token
 
 _BLOCK_LIKE = (n.If, n.While, n.Loop, n.For, n.Match, n.Block, n.Select)
+# Keys of the tokens that may start an item (or its attributes): a statement starting with any
+# other token is a `let` or an expression.
+_ITEM_START = frozenset(("doc", "#", "pub", "fn", "async", "const", "struct", "enum", "impl", "mod", "use"))
 
 
 class ItemParser:
@@ -90,6 +93,9 @@ class ItemParser:
         raise self.error("expected attribute value")
 
     def statement(self, top: bool = False) -> n.Node:
+        t = self.toks[self.i]
+        if t.key not in _ITEM_START and t.value != "static":
+            return self.simple_statement(t)
         attrs, docs = self.attributes()
         t = self.tok
         public = False
@@ -141,28 +147,32 @@ class ItemParser:
             item = n.ConstDecl(t.line, t.column, name, self.expr())
             self.expect(";")
         else:
-            if self.at("let"):
-                self.i += 1
-                pat = self.pattern()
-                if isinstance(pat, n.PPath) and len(pat.names) == 1 and pat.names[0] != "None":
-                    pat = n.PBind(pat.line, pat.col, pat.names[0])
-                if self.eat(":"):
-                    self.type_expr()
-                value = self.expr() if self.eat("=") else None
-                self.expect(";")
-                return n.Let(t.line, t.column, pat, value)
-            if self.eat(";"):
-                return n.ExprStmt(t.line, t.column, n.TupleLit(t.line, t.column, []))
-            e = self.expr()
-            if self.eat(";"):
-                return n.ExprStmt(t.line, t.column, e)
-            if self.at("}") or self.tok.kind == "eof":
-                return e  # tail expression
-            if isinstance(e, _BLOCK_LIKE):
-                return n.ExprStmt(t.line, t.column, e)
-            raise self.error(f"expected `;`, found `{self.tok.value}`")
+            return self.simple_statement(t)
         item.attrs, item.docs, item.public = attrs, docs, public
         return item
+
+    def simple_statement(self, t: Token) -> n.Node:
+        """A `let`, an expression statement or a tail expression starting at ``t``."""
+        if self.toks[self.i].key == "let":
+            self.i += 1
+            pat = self.pattern()
+            if isinstance(pat, n.PPath) and len(pat.names) == 1 and pat.names[0] != "None":
+                pat = n.PBind(pat.line, pat.col, pat.names[0])
+            if self.eat(":"):
+                self.type_expr()
+            value = self.expr() if self.eat("=") else None
+            self.expect(";")
+            return n.Let(t.line, t.column, pat, value)
+        if self.eat(";"):
+            return n.ExprStmt(t.line, t.column, n.TupleLit(t.line, t.column, []))
+        e = self.expr()
+        if self.eat(";"):
+            return n.ExprStmt(t.line, t.column, e)
+        if self.at("}") or self.tok.kind == "eof":
+            return e  # tail expression
+        if isinstance(e, _BLOCK_LIKE):
+            return n.ExprStmt(t.line, t.column, e)
+        raise self.error(f"expected `;`, found `{self.tok.value}`")
 
     def use_decl(self, t: Token) -> n.Node:
         names = [self.ident()]

@@ -5,13 +5,30 @@ from __future__ import annotations
 import re
 
 from .errors import RuneSyntaxError
-from .tokens import KEYWORDS, PUNCTUATION, Token
+from .tokens import KEYWORDS, PUNCTUATION, Token, token
 
 _SPACE = re.compile(r"[ \t\r\n]+")
 _WORD = re.compile(r"\w+")
 _PUNCT = re.compile("|".join(re.escape(p) for p in PUNCTUATION))  # longest first
 # First characters of punctuation that start no other token (`/` may open a comment).
 _PUNCT_FIRST = frozenset(p[0] for p in PUNCTUATION) - frozenset("/'\"`")
+
+# The common tokens after optional whitespace, one alternative each (``lastgroup`` names
+# it). A number followed by a word character or by `.` other than `..` (suffixes, exponents,
+# `_`, hex, `1.x`) takes the general path, as do `b'x'`, `r"x"`, strings with escapes, block
+# comments and anything not ASCII: the `slow` alternative stops at them (or at the end).
+_FAST = re.compile(
+    r"[ \t\r\n]*(?:"
+    r"(?P<word>(?![br]['\"#])[A-Za-z_]\w*)"
+    r"|(?P<punct><<=|>>=|\.\.[.=]?|::|->|=>|&&|\|\||<<|>>|[=!<>+\-*%^&|]=|/(?![/*])=?"
+    r"|[-+*%^!&|=<>@.,;:#$?~()\[\]{}])"
+    r"|(?P<int>[0-9]+(?!\w|\.(?!\.)))"
+    r"|(?P<float>[0-9]+\.[0-9]+(?!\w|\.(?!\.)))"
+    r"|(?P<comment>//[^\n]*)"
+    r'|(?P<str>"[^"\\\n]*")'  # without escapes or line breaks
+    r"|(?P<slow>(?s:.)|\Z)"
+    r")"
+)
 
 _INT_SUFFIXES = ("i128", "u128", "i64", "u64", "i32", "u32", "i16", "u16", "i8", "u8", "usize", "isize")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "\\": "\\", "'": "'", '"': '"', "`": "`", "$": "$"}
@@ -46,14 +63,60 @@ class Lexer:
         return self.src[i] if i < len(self.src) else ""
 
     def tokens(self) -> list[Token]:
+        """Lex the whole source: ``_FAST`` recognises the common tokens (ASCII words, plain
+        decimal numbers and strings, punctuation, line comments) with the whitespace before
+        them in one regex match each; anything else goes through ``next_token`` from there."""
+        src = self.src
         out: list[Token] = []
+        append = out.append
+        pos, line, line_start = 0, 1, 0
+        newline = src.find("\n")  # the next newline not yet counted in ``line``
+        if newline < 0:
+            newline = len(src)
         while True:
+            for m in _FAST.finditer(src, pos):
+                kind = m.lastgroup
+                start, pos = m.span(kind)  # type: ignore[arg-type]
+                text = src[start:pos]
+                if start > newline:
+                    line += src.count("\n", newline, start)
+                    line_start = src.rindex("\n", 0, start) + 1
+                    newline = src.find("\n", start)
+                    if newline < 0:
+                        newline = len(src)
+                col = start - line_start + 1
+                if kind == "punct":
+                    append(Token("punct", text, line, col, text))
+                elif kind == "word":
+                    if text in KEYWORDS:
+                        append(Token("kw", text, line, col, text))
+                    else:
+                        append(Token("ident", text, line, col, "ident"))
+                elif kind == "int":
+                    append(Token("int", int(text), line, col, "int"))
+                elif kind == "float":
+                    append(Token("float", float(text), line, col, "float"))
+                elif kind == "str":
+                    append(Token("str", text[1:-1], line, col, "str"))
+                elif kind == "comment":
+                    if text.startswith("///") and not text.startswith("////"):
+                        append(Token("doc", text[3:].removeprefix(" "), line, col, "doc"))
+                    elif text.startswith("//!"):
+                        append(Token("innerdoc", text[3:].removeprefix(" "), line, col, "innerdoc"))
+                else:
+                    pos = start
+                    break
+            self.pos, self.line, self.col = pos, line, pos - line_start + 1
             tok = self.next_token()
-            if tok is None:
-                continue
-            out.append(tok)
-            if tok.kind == "eof":
-                return out
+            if tok is not None:
+                append(tok)
+                if tok.kind == "eof":
+                    return out
+            pos, line = self.pos, self.line
+            line_start = pos - self.col + 1
+            newline = src.find("\n", pos)
+            if newline < 0:
+                newline = len(src)
 
     def skip(self, n: int) -> str:
         """Advance over ``n`` characters known to contain no newline."""
@@ -76,25 +139,25 @@ class Lexer:
             self.pos = space.end()
         line, col = self.line, self.col
         if self.pos >= len(src):
-            return Token("eof", None, line, col)
+            return token("eof", None, line, col)
         ch = src[self.pos]
         # Most tokens are words and punctuation: recognise them before the rarer forms.
         if (ch.isalpha() or ch == "_") and not (ch in "br" and self.peek(1) in ("'", '"', "#")):
             word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]
-            return Token("kw" if word in KEYWORDS else "ident", word, line, col)
+            return token("kw" if word in KEYWORDS else "ident", word, line, col)
         if ch in _PUNCT_FIRST:
             punct = _PUNCT.match(src, self.pos)
             if punct is not None:
-                return Token("punct", self.skip(punct.end() - self.pos), line, col)
+                return token("punct", self.skip(punct.end() - self.pos), line, col)
         if src.startswith("//", self.pos):
             end = src.find("\n", self.pos)
             end = len(src) if end < 0 else end
             text = src[self.pos : end]
             self.advance(end - self.pos)
             if text.startswith("///") and not text.startswith("////"):
-                return Token("doc", text[3:].removeprefix(" "), line, col)
+                return token("doc", text[3:].removeprefix(" "), line, col)
             if text.startswith("//!"):
-                return Token("innerdoc", text[3:].removeprefix(" "), line, col)
+                return token("innerdoc", text[3:].removeprefix(" "), line, col)
             return None
         if src.startswith("/*", self.pos):
             depth = 0
@@ -117,11 +180,11 @@ class Lexer:
             value = self.char_literal(line, col)
             if ord(value) > 255:
                 raise self.error("byte literal out of range", line, col)
-            return Token("byte", ord(value), line, col)
+            return token("byte", ord(value), line, col)
         if ch == "b" and self.peek(1) == '"':
             self.advance()
             text = self.string_literal('"', line, col)
-            return Token("bytes", text.encode("latin-1", "replace"), line, col)
+            return token("bytes", text.encode("latin-1", "replace"), line, col)
         if (
             ch == "r"
             and self.peek(1) != ""
@@ -132,26 +195,26 @@ class Lexer:
         if ch.isalpha() or ch == "_":
             word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]
             if word in KEYWORDS:
-                return Token("kw", word, line, col)
-            return Token("ident", word, line, col)
+                return token("kw", word, line, col)
+            return token("ident", word, line, col)
         if ch == '"':
-            return Token("str", self.string_literal('"', line, col), line, col)
+            return token("str", self.string_literal('"', line, col), line, col)
         if ch == "`":
-            return Token("template", self.template(line, col), line, col)
+            return token("template", self.template(line, col), line, col)
         if ch == "'":
             # 'a' is a char literal; 'label is a loop label.
             if self.peek(1) == "\\" or (self.peek(2) == "'" and self.peek(1) != ""):
-                return Token("char", self.char_literal(line, col), line, col)
+                return token("char", self.char_literal(line, col), line, col)
             self.advance()
             start = self.pos
             while self.pos < len(src) and (src[self.pos].isalnum() or src[self.pos] == "_"):
                 self.advance()
             if start == self.pos:
                 raise self.error("expected label or char literal", line, col)
-            return Token("label", src[start : self.pos], line, col)
+            return token("label", src[start : self.pos], line, col)
         punct = _PUNCT.match(src, self.pos)
         if punct is not None:
-            return Token("punct", self.skip(punct.end() - self.pos), line, col)
+            return token("punct", self.skip(punct.end() - self.pos), line, col)
         raise self.error(f"unexpected character {ch!r}", line, col)
 
     def number(self, line: int, col: int) -> Token:
@@ -168,7 +231,7 @@ class Lexer:
                 if base != 16 and text.endswith(suffix):
                     text = text[: -len(suffix)]
             try:
-                return Token("int", int(text, base), line, col)
+                return token("int", int(text, base), line, col)
             except ValueError:
                 raise self.error(f"invalid number literal {src[start : self.pos]!r}", line, col) from None
         is_float = False
@@ -198,8 +261,8 @@ class Lexer:
         elif suffix not in _INT_SUFFIXES and suffix:
             raise self.error(f"invalid number suffix {suffix!r}", line, col)
         if is_float:
-            return Token("float", float(text), line, col)
-        return Token("int", int(text), line, col)
+            return token("float", float(text), line, col)
+        return token("int", int(text), line, col)
 
     def escape(self, line: int, col: int) -> str:
         self.advance()  # backslash
@@ -261,7 +324,7 @@ class Lexer:
             raise self.error("unterminated raw string", line, col)
         text = self.src[self.pos : end]
         self.advance(end - self.pos + len(end_mark))
-        return Token("str", text, line, col)
+        return token("str", text, line, col)
 
     def template(self, line: int, col: int) -> list[tuple[str, object]]:
         """Return parts: ('lit', text) or ('expr', (source, line, col))."""

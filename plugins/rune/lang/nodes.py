@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 
@@ -369,3 +370,24 @@ class PPath(Node):
 @dataclass(eq=False)
 class POr(Node):
     options: list[Node]
+
+
+# Annotations of fields that never hold a node: walks over the tree skip them.
+_LEAF_TYPES = frozenset(
+    ["bool", "str", "int", "float", "list[str]", "str | None", "list[str] | None", "str | int"]
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def child_fields(cls: type[Node]) -> tuple[str, ...]:
+    """Names of the fields of node class ``cls`` that may hold nodes (or lists / tuples of
+    them), in declaration order."""
+    names = _CHILD_FIELDS.get(cls)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclass_fields(cls)
+            if f.name not in ("line", "col") and f.type not in _LEAF_TYPES
+        )
+        _CHILD_FIELDS[cls] = names
+    return names

@@ -30,11 +30,10 @@ class Facts:
         binds: dict[str, list[Any]] = {}
         unknown: set[str] = set()
         self.assigned: set[str] = set()
-        _walk(body, binds, unknown, self.assigned)
+        self.operands: dict[str, int] = {}  # name -> uses whose code tests its type
+        _walk(body, binds, unknown, self.assigned, self.operands, 1)
         self.types = _solve(binds, unknown)
         self.generator = "<yield>" in unknown
-        self.operands: dict[str, int] = {}  # name -> uses whose code tests its type
-        _count_operands(body, self.operands)
 
 
 def _solve(binds: dict[str, list[Any]], unknown: set[str]) -> dict[str, type]:
@@ -94,33 +93,48 @@ def _pattern_names(p: Any, unknown: set[str]) -> None:
                 _pattern_names(v, unknown)
 
 
-def _walk(node: Any, binds: dict[str, list[Any]], unknown: set[str], assigned: set[str]) -> None:
-    if isinstance(node, list):
+def _walk(
+    node: Any,
+    binds: dict[str, list[Any]],
+    unknown: set[str],
+    assigned: set[str],
+    counts: dict[str, int],
+    weight: int,
+) -> None:
+    """Record the bindings, unknown names and assignments of ``node`` and count its operands
+    (see ``_count_operands``) in the same pass."""
+    cls = type(node)
+    if cls is list or cls is tuple:
         for x in node:
-            _walk(x, binds, unknown, assigned)
+            _walk(x, binds, unknown, assigned, counts, weight)
         return
-    if isinstance(node, tuple):
-        for x in node:
-            _walk(x, binds, unknown, assigned)
-        return
-    if not isinstance(node, n.Node) or isinstance(node, (n.Closure, n.Item)):
-        return
-    if isinstance(node, n.Block) and node.is_async:
-        return
-    if isinstance(node, n.Yield):
-        unknown.add("<yield>")  # not an identifier: marks a generator body
-    if isinstance(node, n.Path):
+    # Node classes derive from ``Node`` (or ``Item``) directly: exact type tests suffice.
+    if cls is n.Path:
         if len(node.names) == 1 and node.names[0] not in binds:
             unknown.add(node.names[0])
         return
-    if isinstance(node, n.Let):
-        _walk(node.value, binds, unknown, assigned)
+    if cls is n.Lit or not isinstance(node, n.Node) or cls is n.Closure or isinstance(node, n.Item):
+        return
+    if cls is n.Block and node.is_async:
+        _count_operands(node, counts, weight)  # its bindings belong to another function
+        return
+    if cls is n.Binary:
+        _count_side(node.left, counts, weight)
+        _count_side(node.right, counts, weight)
+    elif cls is n.Field or cls is n.Index:
+        _count_side(node.target, counts, weight)
+    elif cls is n.For or cls is n.While or cls is n.Loop:
+        weight = 2
+    if cls is n.Yield:
+        unknown.add("<yield>")  # not an identifier: marks a generator body
+    if cls is n.Let:
+        _walk(node.value, binds, unknown, assigned, counts, weight)
         if isinstance(node.pattern, n.PBind) and node.value is not None:
             binds.setdefault(node.pattern.name, []).append(node.value)
         else:
             _pattern_names(node.pattern, unknown)
         return
-    if isinstance(node, n.For):
+    if cls is n.For:
         it = node.iterable
         if (
             isinstance(node.pattern, n.PBind)
@@ -128,15 +142,15 @@ def _walk(node: Any, binds: dict[str, list[Any]], unknown: set[str], assigned: s
             and it.start is not None
             and it.end is not None
         ):
-            _walk(it, binds, unknown, assigned)
+            _walk(it, binds, unknown, assigned, counts, weight)
             binds.setdefault(node.pattern.name, []).append(_RANGE)
         else:
-            _walk(it, binds, unknown, assigned)
+            _walk(it, binds, unknown, assigned, counts, weight)
             _pattern_names(node.pattern, unknown)
-        _walk(node.body, binds, unknown, assigned)
+        _walk(node.body, binds, unknown, assigned, counts, weight)
         return
-    if isinstance(node, n.Assign):
-        _walk(node.value, binds, unknown, assigned)
+    if cls is n.Assign:
+        _walk(node.value, binds, unknown, assigned, counts, weight)
         t = node.target
         if isinstance(t, n.Path) and len(t.names) == 1:
             assigned.add(t.names[0])
@@ -151,38 +165,56 @@ def _walk(node: Any, binds: dict[str, list[Any]], unknown: set[str], assigned: s
                 if isinstance(item, n.Path):
                     unknown.update(item.names)
                     assigned.update(item.names)
-        _walk(t, binds, unknown, assigned)
+        _walk(t, binds, unknown, assigned, counts, weight)
         return
-    if isinstance(node, (n.MatchArm, n.LetCond)):
+    if cls is n.MatchArm or cls is n.LetCond:
         _pattern_names(node.pattern, unknown)
-    if isinstance(node, n.Select):
+    if cls is n.Select:
         for pattern, _, _ in node.arms:
             _pattern_names(pattern, unknown)
-    for v in vars(node).values():
-        if isinstance(v, (n.Node, list, tuple)):
-            _walk(v, binds, unknown, assigned)
+    for name in n.child_fields(cls):
+        v = getattr(node, name)
+        if type(v) is list:  # lists of statements, arguments, arms: no call for the list
+            for x in v:
+                if type(x) is not n.Lit:
+                    _walk(x, binds, unknown, assigned, counts, weight)
+        elif v is not None and type(v) is not n.Lit:
+            _walk(v, binds, unknown, assigned, counts, weight)
 
 
 def _count_operands(node: Any, counts: dict[str, int], weight: int = 1) -> None:
     """Operands of binary operators and bases of field access / indexing: each is a ``type()``
     test in the generated code. A use inside a loop counts twice (it runs repeatedly)."""
-    if isinstance(node, (list, tuple)):
+    cls = type(node)
+    if cls is list or cls is tuple:
         for x in node:
             _count_operands(x, counts, weight)
         return
-    if not isinstance(node, n.Node) or isinstance(node, (n.Closure, n.Item)):
+    if (
+        cls is n.Lit
+        or cls is n.Path
+        or not isinstance(node, n.Node)
+        or cls is n.Closure
+        or isinstance(node, n.Item)
+    ):
         return
-    if isinstance(node, n.Binary):
-        sides: tuple[Any, ...] = (node.left, node.right)
-    elif isinstance(node, (n.Field, n.Index)):
-        sides = (node.target,)
-    else:
-        sides = ()
-    for side in sides:
-        if isinstance(side, n.Path) and len(side.names) == 1:
-            counts[side.names[0]] = counts.get(side.names[0], 0) + weight
-    if isinstance(node, (n.For, n.While, n.Loop)):
+    if cls is n.Binary:
+        _count_side(node.left, counts, weight)
+        _count_side(node.right, counts, weight)
+    elif cls is n.Field or cls is n.Index:
+        _count_side(node.target, counts, weight)
+    elif cls is n.For or cls is n.While or cls is n.Loop:
         weight = 2
-    for v in vars(node).values():
-        if isinstance(v, (n.Node, list, tuple)):
+    for name in n.child_fields(cls):
+        v = getattr(node, name)
+        if type(v) is list:
+            for x in v:
+                if type(x) is not n.Lit and type(x) is not n.Path:
+                    _count_operands(x, counts, weight)
+        elif v is not None and type(v) is not n.Lit and type(v) is not n.Path:
             _count_operands(v, counts, weight)
+
+
+def _count_side(side: Any, counts: dict[str, int], weight: int) -> None:
+    if type(side) is n.Path and len(side.names) == 1:
+        counts[side.names[0]] = counts.get(side.names[0], 0) + weight

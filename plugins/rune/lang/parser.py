@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import nodes as n
-from .errors import RuneSyntaxError
+from .cursor import TokenCursor
 from .item_parser import ItemParser
 from .lexer import tokenize
 from .pattern_parser import PatternParser
@@ -31,108 +31,63 @@ _BINARY = {
 }
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>="}
 _BLOCK_LIKE = (n.If, n.While, n.Loop, n.For, n.Match, n.Block, n.Select)
+_POSTFIX = frozenset(("?", "(", "[", "."))
+_LITERALS = frozenset(("int", "float", "str", "char", "byte", "bytes"))
 
 
-class Parser(ItemParser, PatternParser):
+class Parser(TokenCursor, ItemParser, PatternParser):
     def __init__(self, source: str, filename: str) -> None:
-        self.source = source
-        self.filename = filename
-        self.toks = tokenize(source, filename)
-        self.i = 0
+        super().__init__(source, filename, tokenize(source, filename))
         self.no_struct = False
-
-    @property
-    def tok(self) -> Token:
-        return self.toks[self.i]
-
-    def peek(self, k: int = 1) -> Token:
-        return self.toks[min(self.i + k, len(self.toks) - 1)]
-
-    def error(self, message: str, tok: Token | None = None) -> RuneSyntaxError:
-        tok = tok or self.tok
-        return RuneSyntaxError(message, self.filename, tok.line, tok.column, self.source)
-
-    def at(self, value: str) -> bool:
-        t = self.tok
-        return (t.kind == "punct" or t.kind == "kw") and t.value == value
-
-    def eat(self, value: str) -> bool:
-        if self.at(value):
-            self.i += 1
-            return True
-        return False
-
-    def expect(self, value: str) -> Token:
-        if not self.at(value):
-            found = self.tok.value if self.tok.kind != "eof" else "end of file"
-            raise self.error(f"expected `{value}`, found `{found}`")
-        t = self.tok
-        self.i += 1
-        return t
-
-    def ident(self) -> str:
-        t = self.tok
-        if t.kind == "ident" or (t.kind == "kw" and t.value in ("self", "Self", "crate", "super")):
-            self.i += 1
-            return t.value
-        found = t.value if t.kind != "eof" else "end of file"
-        raise self.error(f"expected identifier, found `{found}`")
-
-    def path_names(self) -> list[str]:
-        names = [self.ident()]
-        while self.at("::") and (self.peek().kind == "ident" or self.peek().kind == "kw"):
-            self.i += 1
-            names.append(self.ident())
-        return names
 
     def block(self, is_async: bool = False) -> n.Block:
         t = self.expect("{")
         saved, self.no_struct = self.no_struct, False
         stmts: list[n.Node] = []
         tail = None
-        while not self.at("}"):
-            if self.tok.kind == "eof":
+        toks = self.toks
+        while toks[self.i].key != "}":
+            if toks[self.i].kind == "eof":
                 raise self.error("expected `}`, found end of file")
             s = self.statement()
-            if self.at("}") and not isinstance(s, (n.ExprStmt, n.Let, n.Item)):
-                tail = s
-            elif isinstance(s, (n.ExprStmt, n.Let, n.Item)):
+            if isinstance(s, (n.ExprStmt, n.Let, n.Item)):
                 stmts.append(s)
+            elif toks[self.i].key == "}":
+                tail = s
             else:
                 stmts.append(n.ExprStmt(s.line, s.col, s))
-        self.expect("}")
+        self.i += 1
         self.no_struct = saved
         if (
             tail is None
             and stmts
             and isinstance(stmts[-1], n.ExprStmt)
             and isinstance(stmts[-1].expr, _BLOCK_LIKE)
+            and toks[self.i - 2].key != ";"
         ):
             # `if c { a } else { b }` as the last statement yields its value.
-            stmts[-1]
-            if not self.toks[self.i - 2].is_("punct", ";"):
-                tail = stmts.pop().expr
+            tail = stmts.pop().expr
         return n.Block(t.line, t.column, stmts, tail, is_async)
 
     def expr(self, min_prec: int = 0) -> n.Node:
-        t = self.tok
+        t = self.toks[self.i]
         left = self.range_or_binary(min_prec)
-        if min_prec <= 1 and self.tok.kind == "punct" and self.tok.value in _ASSIGN:
-            op = self.tok.value
+        if min_prec <= 1 and self.toks[self.i].key in _ASSIGN:
+            op = self.toks[self.i].value
             self.i += 1
             value = self.expr(1)
             return n.Assign(t.line, t.column, op, left, value)
         return left
 
     def range_or_binary(self, min_prec: int) -> n.Node:
-        t = self.tok
-        if min_prec <= 2 and (self.at("..") or self.at("..=")):
-            inclusive = self.tok.value == "..="
+        t = self.toks[self.i]
+        if min_prec <= 2 and (t.key == ".." or t.key == "..="):
+            inclusive = t.key == "..="
             self.i += 1
             end = None if self.range_end_absent() else self.binary(3)
             return n.Range(t.line, t.column, None, end, inclusive)
         left = self.binary(max(min_prec, 3))
-        if min_prec <= 2 and (self.at("..") or self.at("..=")):
+        if min_prec <= 2 and self.toks[self.i].key in ("..", "..="):
             inclusive = self.tok.value == "..="
             self.i += 1
             end = None if self.range_end_absent() else self.binary(3)
@@ -149,9 +104,11 @@ class Parser(ItemParser, PatternParser):
 
     def binary(self, min_prec: int) -> n.Node:
         left = self.unary()
+        toks = self.toks
         while True:
-            t = self.tok
-            if t.kind == "kw" and t.value in ("as", "is") and min_prec <= 12:
+            t = toks[self.i]
+            key = t.key
+            if (key == "as" or key == "is") and min_prec <= 12:
                 self.i += 1
                 if t.value == "as":
                     left = n.Cast(t.line, t.column, left, "::".join(self.path_names()))
@@ -159,7 +116,7 @@ class Parser(ItemParser, PatternParser):
                     negate = self.eat("not")
                     left = n.Is(t.line, t.column, left, self.path_names(), negate)
                 continue
-            prec = _BINARY.get(t.value) if t.kind == "punct" else None
+            prec = _BINARY.get(key)
             if prec is None or prec < min_prec:
                 return left
             self.i += 1
@@ -167,8 +124,8 @@ class Parser(ItemParser, PatternParser):
             left = n.Binary(t.line, t.column, t.value, left, right)
 
     def unary(self) -> n.Node:
-        t = self.tok
-        if t.kind == "punct" and t.value in ("-", "!", "&", "*"):
+        t = self.toks[self.i]
+        if t.key in ("-", "!", "&", "*"):
             self.i += 1
             operand = self.unary()
             if t.value in ("&", "*"):
@@ -176,15 +133,16 @@ class Parser(ItemParser, PatternParser):
             if t.value == "-" and isinstance(operand, n.Lit) and type(operand.value) in (int, float):
                 return n.Lit(t.line, t.column, -operand.value)
             return n.Unary(t.line, t.column, t.value, operand)
-        if t.is_("punct", "&&"):
+        if t.key == "&&":
             self.i += 1
             return self.unary()
-        return self.postfix(self.primary())
+        e = self.primary()
+        return self.postfix(e) if self.toks[self.i].key in _POSTFIX else e
 
     def call_args(self, close: str = ")") -> list[n.Node]:
         args = []
         saved, self.no_struct = self.no_struct, False
-        while not self.at(close):
+        while self.toks[self.i].key != close:
             args.append(self.expr())
             if not self.eat(","):
                 break
@@ -194,7 +152,9 @@ class Parser(ItemParser, PatternParser):
 
     def postfix(self, e: n.Node) -> n.Node:
         while True:
-            t = self.tok
+            t = self.toks[self.i]
+            if t.key not in _POSTFIX:
+                return e
             if self.eat("?"):
                 e = n.Try(t.line, t.column, e)
             elif self.eat("("):
@@ -252,9 +212,14 @@ class Parser(ItemParser, PatternParser):
             self.i += 1
 
     def primary(self) -> n.Node:
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
-        if k in ("int", "float", "str", "char", "byte", "bytes"):
+        if k == "ident":
+            if t.value == "move" and (self.peek().is_("punct", "|") or self.peek().is_("punct", "||")):
+                self.i += 1
+                return self.closure(False)
+            return self.path_expr()
+        if k in _LITERALS:
             self.i += 1
             value = t.value
             if k == "char":
@@ -380,11 +345,6 @@ class Parser(ItemParser, PatternParser):
                 return self.block()  # `const { ... }` is evaluated like a block
             if v in ("self", "Self", "crate", "super"):
                 return self.path_expr()
-        if k == "ident":
-            if t.value == "move" and (self.peek().is_("punct", "|") or self.peek().is_("punct", "||")):
-                self.i += 1
-                return self.closure(False)
-            return self.path_expr()
         found = t.value if k != "eof" else "end of file"
         raise self.error(f"expected expression, found `{found}`")
 
@@ -393,8 +353,11 @@ class Parser(ItemParser, PatternParser):
         return t.kind == "eof" or (t.kind == "punct" and t.value in (";", "}", ")", "]", ","))
 
     def path_expr(self) -> n.Node:
-        t = self.tok
+        t = self.toks[self.i]
         names = [self.ident()]
+        key = self.toks[self.i].key
+        if key != "::" and key != "!" and key != "{":
+            return n.Path(t.line, t.column, names)
         while self.at("::"):
             self.i += 1
             if self.at("<"):
@@ -450,7 +413,7 @@ class Parser(ItemParser, PatternParser):
 
     def condition(self) -> n.Node:
         saved, self.no_struct = self.no_struct, True
-        t = self.tok
+        t = self.toks[self.i]
         if self.eat("let"):
             pat = self.pattern()
             self.expect("=")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import nodes as n
+from .tokens import PATH_KEYWORDS, Token
 
 
 class PatternParser:
@@ -41,8 +42,10 @@ class PatternParser:
         raise self.error("expected literal")
 
     def single_pattern(self) -> n.Node:
-        t = self.tok
+        t = self.toks[self.i]
         k = t.kind
+        if k == "ident" or t.key in PATH_KEYWORDS:
+            return self.path_pattern(t)
         if k in ("int", "float", "char", "byte", "str") or t.is_("punct", "-"):
             value = self.literal_value()
             if self.at("..") or self.at("..="):
@@ -78,32 +81,29 @@ class PatternParser:
             self.i += 2
             fields, rest = self.pattern_fields()
             return n.PObject(t.line, t.column, None, fields, rest)
-        if k == "ident" and t.value == "_":
+        raise self.error(f"expected pattern, found `{t.value if k != 'eof' else 'end of file'}`")
+
+    def path_pattern(self, t: Token) -> n.Node:
+        """A pattern starting with a name: `_`, a binding or a path with optional fields."""
+        k = t.kind
+        if t.value == "_" and k == "ident":
             self.i += 1
             return n.PWild(t.line, t.column)
-        if k == "ident" and t.value == "mut":
+        if t.value == "mut" and k == "ident":
             self.i += 1
             return self.single_pattern()
-        if (
-            k == "ident"
-            or t.is_("kw", "Self")
-            or t.is_("kw", "self")
-            or t.is_("kw", "crate")
-            or t.is_("kw", "super")
-        ):
-            names = self.path_names()
-            if self.at("("):
-                self.i += 1
-                items, rest = self.pattern_items(")")
-                return n.PTuple(t.line, t.column, names, items, rest)
-            if self.at("{"):
-                self.i += 1
-                fields, rest = self.pattern_fields()
-                return n.PObject(t.line, t.column, names, fields, rest)
-            if len(names) == 1 and not names[0][:1].isupper() and names[0] not in ("Self", "None"):
-                return n.PBind(t.line, t.column, names[0])
-            return n.PPath(t.line, t.column, names)
-        raise self.error(f"expected pattern, found `{t.value if k != 'eof' else 'end of file'}`")
+        names = self.path_names()
+        if self.at("("):
+            self.i += 1
+            items, rest = self.pattern_items(")")
+            return n.PTuple(t.line, t.column, names, items, rest)
+        if self.at("{"):
+            self.i += 1
+            fields, rest = self.pattern_fields()
+            return n.PObject(t.line, t.column, names, fields, rest)
+        if len(names) == 1 and not names[0][:1].isupper() and names[0] not in ("Self", "None"):
+            return n.PBind(t.line, t.column, names[0])
+        return n.PPath(t.line, t.column, names)
 
     def pattern_items(self, close: str) -> tuple[list[n.Node], bool]:
         items: list[n.Node] = []
