@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 from contextlib import AbstractContextManager, nullcontext
+from types import TracebackType
 from typing import Any
 
 from opentelemetry import context as otel_context
@@ -29,14 +30,16 @@ __all__ = [
     "tracing_enabled",
 ]
 
-_tracer = trace.get_tracer("toolmesh")
+# A proxy until an SDK provider is installed; tracing_enabled() then swaps in the
+# provider's own tracer, sparing every span the proxy's extra context-manager layer.
+_tracer: trace.Tracer = trace.get_tracer("toolmesh")
 
 
 def inject_headers(headers: dict[str, str] | None = None) -> dict[str, str] | None:
     """Add the current trace context (``traceparent``) to ``headers``; ``None`` when there is none."""
     if not tracing_enabled() or not trace.get_current_span().get_span_context().is_valid:
         return headers or None
-    carrier: dict[str, str] = dict(headers or {})
+    carrier: dict[str, str] = dict(headers) if headers else {}
     propagate.inject(carrier)
     return carrier or None
 
@@ -69,6 +72,7 @@ def tracing_enabled() -> bool:
     Looking the provider up reads the environment each time, too slow for
     every call, so a negative answer is reused for a second.
     """
+    global _tracer
     if _state["enabled"]:
         return True
     now = time.monotonic()
@@ -78,6 +82,8 @@ def tracing_enabled() -> bool:
     provider = trace.get_tracer_provider()
     _state["enabled"] = not isinstance(provider, (trace.ProxyTracerProvider, trace.NoOpTracerProvider))
     _state["never_samples"] = _state["enabled"] and _never_samples(provider)
+    if _state["enabled"]:
+        _tracer = provider.get_tracer("toolmesh")
     return bool(_state["enabled"])
 
 
@@ -88,6 +94,46 @@ def _wants_span(parent: otel_context.Context | None) -> bool:
         return True
     context = trace.get_current_span(parent).get_span_context()
     return context.is_valid and context.trace_flags.sampled
+
+
+class _CurrentSpan(AbstractContextManager[trace.Span]):
+    """Starts a span on entering a ``with`` block, makes it current there, and ends it on leaving.
+
+    The contract of ``Tracer.start_as_current_span`` (an exception escaping the
+    block is recorded and sets the status), in one small object instead of the
+    SDK's nested generator context managers: at two spans a call, their set-up
+    and tear-down were a good part of what tracing cost.
+    """
+
+    __slots__ = ("_attributes", "_kind", "_name", "_parent", "_span", "_token")
+
+    def __init__(
+        self, name: str, attributes: dict[str, Any], kind: trace.SpanKind, parent: otel_context.Context | None
+    ) -> None:
+        self._name = name
+        self._attributes = attributes
+        self._kind = kind
+        self._parent = parent
+
+    def __enter__(self) -> trace.Span:
+        span = self._span = _tracer.start_span(
+            self._name, context=self._parent, kind=self._kind, attributes=self._attributes
+        )
+        self._token = otel_context.attach(trace.set_span_in_context(span))
+        return span
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        span = self._span
+        otel_context.detach(self._token)
+        try:
+            # Only Exception subclasses: cancellation and GeneratorExit are not failures.
+            if isinstance(exc, Exception) and span.is_recording():
+                span.record_exception(exc)
+                span.set_status(trace.Status(trace.StatusCode.ERROR, f"{type(exc).__name__}: {exc}"))
+        finally:
+            span.end()
 
 
 _NO_TOOL_SPAN = nullcontext(trace.INVALID_SPAN)
@@ -103,17 +149,17 @@ def tool_span(
     """
     if not _wants_span(parent):
         return _NO_TOOL_SPAN
-    return _tracer.start_as_current_span(
+    return _CurrentSpan(
         f"execute_tool {tool}",
-        context=parent,
-        kind=kind,
-        attributes={
+        {
             "gen_ai.operation.name": "execute_tool",
             "gen_ai.tool.name": tool,
             "gen_ai.tool.call.id": call_id,
             "messaging.system": "nats",
             **attributes,
         },
+        kind,
+        parent,
     )
 
 
@@ -147,7 +193,9 @@ def step_span(step: str, tool: str, traced: bool, **attributes: Any) -> Abstract
     """A child span ``toolmesh.<step> {tool}`` when ``traced`` (see :func:`steps_traced`), else a shared no-op."""
     if not traced:
         return _NO_SPAN
-    return _tracer.start_as_current_span(
+    return _CurrentSpan(
         f"toolmesh.{step} {tool}",
-        attributes={"toolmesh.pipeline.step": step, "gen_ai.tool.name": tool, **attributes},
+        {"toolmesh.pipeline.step": step, "gen_ai.tool.name": tool, **attributes},
+        trace.SpanKind.INTERNAL,
+        None,
     )

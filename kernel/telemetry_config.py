@@ -22,13 +22,18 @@ import os
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
+import msgspec
 from opentelemetry import metrics, trace
+from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricReader, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+from opentelemetry.trace import SpanKind, StatusCode
 
 from .errors import ConfigError
 from .telemetry import trace_steps
@@ -40,37 +45,83 @@ TRACE_STEPS_ENV = "TOOLMESH_TRACE_STEPS"
 _TRUE = ("1", "true", "yes", "on")
 
 
+_KIND_NAMES = {kind: kind.name for kind in SpanKind}
+_STATUS_NAMES = {code: code.name for code in StatusCode}
+
+
+def _plain_dict(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    # A finished span's attributes are a read-only view of the SDK's BoundedAttributes:
+    # dict() on that goes key by key through the Mapping protocol, copy() in one step.
+    if not attributes:
+        return {}
+    if isinstance(attributes, (MappingProxyType, BoundedAttributes)):
+        copied = attributes.copy()
+        if type(copied) is dict:
+            return copied
+    return dict(attributes)
+
+
 class JsonLinesSpanExporter(SpanExporter):
     """Appends each finished span to a file as one JSON object per line."""
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock = threading.Lock()
+        self._encoder = msgspec.json.Encoder(enc_hook=str)
+        self._services: dict[int, tuple[Resource, Any]] = {}
+
+    def _service(self, resource: Resource) -> Any:
+        # Every span of a provider shares its resource: look the service name up once.
+        known = self._services.get(id(resource))
+        if known is None or known[0] is not resource:
+            known = self._services[id(resource)] = (resource, (resource.attributes or {}).get(SERVICE_NAME))
+        return known[1]
+
+    def _record(self, span: ReadableSpan) -> dict[str, Any]:
+        context = span.get_span_context()
+        parent = span.parent
+        return {
+            "name": span.name,
+            "trace_id": f"{context.trace_id:032x}",
+            "span_id": f"{context.span_id:016x}",
+            "parent_span_id": f"{parent.span_id:016x}" if parent else None,
+            "kind": _KIND_NAMES[span.kind],
+            "start": span.start_time,
+            "end": span.end_time,
+            "status": _STATUS_NAMES[span.status.status_code],
+            "attributes": _plain_dict(span.attributes),
+            "service": self._service(span.resource),
+        }
 
     def export(self, spans: Sequence[ReadableSpan]) -> SpanExportResult:
-        lines = []
-        for span in spans:
-            context = span.get_span_context()
-            lines.append(
-                json.dumps(
-                    {
-                        "name": span.name,
-                        "trace_id": f"{context.trace_id:032x}",
-                        "span_id": f"{context.span_id:016x}",
-                        "parent_span_id": f"{span.parent.span_id:016x}" if span.parent else None,
-                        "kind": span.kind.name,
-                        "start": span.start_time,
-                        "end": span.end_time,
-                        "status": span.status.status_code.name,
-                        "attributes": dict(span.attributes or {}),
-                        "service": (span.resource.attributes or {}).get(SERVICE_NAME),
-                    },
-                    default=str,
-                )
-            )
-        with self._lock, self.path.open("a", encoding="utf-8") as file:
-            file.write("".join(line + "\n" for line in lines))
+        """Write ``spans`` to the file, one JSON line each, in one append."""
+        records = [self._record(span) for span in spans]
+        try:
+            data = self._encoder.encode_lines(records)
+        except (TypeError, ValueError, OverflowError):  # a value msgspec cannot take: the lenient encoder
+            data = "".join(json.dumps(record, default=str) + "\n" for record in records).encode()
+        with self._lock, self.path.open("ab") as file:
+            file.write(data)
         return SpanExportResult.SUCCESS
+
+
+def _batch_processor(exporter: SpanExporter, env: Mapping[str, str]) -> BatchSpanProcessor:
+    # The standard OTEL_BSP_* settings win.  Otherwise: a short delay, so spans reach
+    # the file or collector soon after a call, and a queue deep enough that a burst of
+    # thousands of calls a second is not dropped while an export is under way.
+    def setting(name: str, default: int) -> int:
+        try:
+            return int(env[name])
+        except (KeyError, ValueError):
+            return default
+
+    return BatchSpanProcessor(
+        exporter,
+        schedule_delay_millis=setting("OTEL_BSP_SCHEDULE_DELAY", 200),
+        max_queue_size=setting("OTEL_BSP_MAX_QUEUE_SIZE", 8192),
+        max_export_batch_size=setting("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512),
+        export_timeout_millis=setting("OTEL_BSP_EXPORT_TIMEOUT", 30000),
+    )
 
 
 def _otlp(kind: str):
@@ -106,7 +157,7 @@ def configure_telemetry(
     if span_exporters:
         provider = TracerProvider(resource=resource)
         for exporter in span_exporters:
-            provider.add_span_processor(BatchSpanProcessor(exporter, schedule_delay_millis=200))
+            provider.add_span_processor(_batch_processor(exporter, env))
         trace.set_tracer_provider(provider)
         configured = True
 
