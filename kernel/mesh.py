@@ -28,7 +28,7 @@ import msgspec
 import nats
 import nats.errors
 from nats.aio.client import Client as NATS
-from opentelemetry.trace import Span, SpanKind
+from opentelemetry.trace import SpanKind
 from toolmesh.contracts import (
     Caller,
     CancelRequest,
@@ -310,21 +310,23 @@ class Mesh:
 
     async def send(self, request: ToolRequest) -> ToolResult:
         """Send a prepared ``ToolRequest`` and wait for its result."""
+        try:
+            destination = (self.subjects.durable if request.durable else self.subjects.request)(request.tool)
+        except ValueError as exc:
+            return _local_failure(request, ErrorCode.BAD_REQUEST, str(exc))
         with tool_span(
             request.tool, request.id, kind=SpanKind.CLIENT,
-            **{"messaging.operation.type": "send", "messaging.operation.name": "send"},
+            # given at the start, so samplers see them too (messaging conventions)
+            **{"messaging.operation.type": "send", "messaging.operation.name": "send",
+               "messaging.destination.name": destination},
         ) as span:
-            result = await self._send(request, span)
+            result = await self._send(request, destination)
             if result.error is not None:  # local failures (timeout, rejected) included
                 record_error(span, result.error.code.value)
             return result
 
-    async def _send(self, request: ToolRequest, span: Span) -> ToolResult:
+    async def _send(self, request: ToolRequest, subject: str) -> ToolResult:
         nc = self._connection()
-        try:
-            subject = self.subjects.request(request.tool)
-        except ValueError as exc:
-            return _local_failure(request, ErrorCode.BAD_REQUEST, str(exc))
         payload = encode(request)
         if len(payload) > self.settings.max_payload:
             return _local_failure(
@@ -336,13 +338,8 @@ class Mesh:
         timeout = request.timeout if request.timeout is not None else self.settings.default_timeout
         wait = timeout + _REPLY_GRACE
         if request.durable:
-            durable_subject = self.subjects.durable(request.tool)
-            span.set_attribute("messaging.destination.name", durable_subject)
-            return await self._durable_queue().send(
-                request, payload, wait, self._headers(request, durable_subject, payload)
-            )
+            return await self._durable_queue().send(request, payload, wait, self._headers(request, subject, payload))
         started = time.monotonic()
-        span.set_attribute("messaging.destination.name", subject)
         while True:
             try:
                 reply = await self._request(nc, subject, payload, wait, self._headers(request, subject, payload))

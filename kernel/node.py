@@ -109,6 +109,10 @@ class Node:
         self.on_ready: Callable[[Node], None] | None = None
         self._admission = Admission(self.name, self.settings.max_concurrency)
         self._durable: DurableWorker | None = None
+        self._span_attributes = {  # the same on every call's SERVER span
+            "messaging.operation.type": "process", "messaging.operation.name": "process",
+            "messaging.consumer.group.name": QUEUE_GROUP, "toolmesh.node": self.name,
+        }
 
     # -------------------------------------------------------------- lifecycle
 
@@ -350,9 +354,7 @@ class Node:
                     request.id,
                     kind=SpanKind.SERVER,
                     parent=extract_context(msg.headers),
-                    **{"messaging.destination.name": msg.subject, "messaging.operation.type": "process",
-                       "messaging.operation.name": "process", "messaging.consumer.group.name": QUEUE_GROUP,
-                       "toolmesh.node": self.name},
+                    **{"messaging.destination.name": msg.subject, **self._span_attributes},
                 ) as span:
                     channel = NatsCallbackChannel(self.nc, request.callback, request.id) if request.callback else None
                     result = await self.kernel.call(request, call_tool=self._nested_call(request), channel=channel)
