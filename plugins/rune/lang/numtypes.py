@@ -118,13 +118,7 @@ def _walk(
     if cls is n.Block and node.is_async:
         _count_operands(node, counts, weight)  # its bindings belong to another function
         return
-    if cls is n.Binary:
-        _count_side(node.left, counts, weight)
-        _count_side(node.right, counts, weight)
-    elif cls is n.Field or cls is n.Index:
-        _count_side(node.target, counts, weight)
-    elif cls is n.For or cls is n.While or cls is n.Loop:
-        weight = 2
+    weight = _count_own(cls, node, counts, weight)
     if cls is n.Yield:
         unknown.add("<yield>")  # not an identifier: marks a generator body
     if cls is n.Let:
@@ -198,13 +192,7 @@ def _count_operands(node: Any, counts: dict[str, int], weight: int = 1) -> None:
         or isinstance(node, n.Item)
     ):
         return
-    if cls is n.Binary:
-        _count_side(node.left, counts, weight)
-        _count_side(node.right, counts, weight)
-    elif cls is n.Field or cls is n.Index:
-        _count_side(node.target, counts, weight)
-    elif cls is n.For or cls is n.While or cls is n.Loop:
-        weight = 2
+    weight = _count_own(cls, node, counts, weight)
     for name in n.child_fields(cls):
         v = getattr(node, name)
         if type(v) is list:
@@ -213,6 +201,18 @@ def _count_operands(node: Any, counts: dict[str, int], weight: int = 1) -> None:
                     _count_operands(x, counts, weight)
         elif v is not None and type(v) is not n.Lit and type(v) is not n.Path:
             _count_operands(v, counts, weight)
+
+
+def _count_own(cls: type, node: Any, counts: dict[str, int], weight: int) -> int:
+    """Count the operands of ``node`` itself (not of its children); returns the weight for its children."""
+    if cls is n.Binary:
+        _count_side(node.left, counts, weight)
+        _count_side(node.right, counts, weight)
+    elif cls is n.Field or cls is n.Index:
+        _count_side(node.target, counts, weight)
+    elif cls is n.For or cls is n.While or cls is n.Loop:
+        return 2
+    return weight
 
 
 def _count_side(side: Any, counts: dict[str, int], weight: int) -> None:
