@@ -289,15 +289,8 @@ class Mesh:
         the death of the node running it, and a repeat with the same ``id`` returns
         the stored result instead of running again (see docs/reliability.md).
         """
-        request = ToolRequest(
-            id=id or new_request_id(),
-            tool=tool,
-            arguments=arguments or {},
-            caller=caller,
-            timeout=timeout if timeout is not None else self.settings.default_timeout,
-            cache=cache,
-            meta=meta,
-            durable=durable or None,
+        request = self.new_request(
+            tool, arguments, timeout=timeout, caller=caller, cache=cache, id=id, meta=meta, durable=durable
         )
         if on_callback is None:
             return await self.send(request)
@@ -307,6 +300,30 @@ class Mesh:
             return await self.send(msgspec.structs.replace(request, callback=subject))
         finally:
             await subscription.unsubscribe()
+
+    def new_request(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout: float | None = None,
+        caller: Caller | None = None,
+        cache: bool | None = None,
+        id: str | None = None,
+        meta: dict[str, Any] | None = None,
+        durable: bool | None = None,
+    ) -> ToolRequest:
+        """The ``ToolRequest`` that :meth:`call` sends: a fresh id and this mesh's default timeout unless given."""
+        return ToolRequest(
+            id=id or new_request_id(),
+            tool=tool,
+            arguments=arguments or {},
+            caller=caller,
+            timeout=timeout if timeout is not None else self.settings.default_timeout,
+            cache=cache,
+            meta=meta,
+            durable=durable or None,
+        )
 
     async def send(self, request: ToolRequest) -> ToolResult:
         """Send a prepared ``ToolRequest`` and wait for its result."""

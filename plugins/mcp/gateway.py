@@ -30,8 +30,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 from toolmesh import Mesh
-from toolmesh.contracts import Caller, ErrorCode, ToolCallback, ToolRequest, ToolResult, ToolSpec
-from toolmesh.mesh import new_request_id
+from toolmesh.contracts import Caller, ErrorCode, ToolCallback, ToolResult, ToolSpec
 
 from .callback_router import CallbackRouter
 from .content_mapping import call_result_from_tool_result, mcp_tool_from_spec
@@ -283,10 +282,7 @@ class Gateway:
                 caller=caller,
                 on_callback=self._relay(ctx, name, task),
             )
-        timeout = self.call_timeout if self.call_timeout is not None else self.mesh.settings.default_timeout
-        request = ToolRequest(
-            id=new_request_id(), tool=name, arguments=arguments, caller=caller, timeout=timeout
-        )
+        request = self.mesh.new_request(name, arguments, timeout=self.call_timeout, caller=caller)
         return await self.callbacks.send(request, self._relay(ctx, name, task))
 
     async def _call_tool(
