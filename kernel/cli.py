@@ -272,6 +272,14 @@ def call(
 # ------------------------------------------------------------------ events
 
 
+def _announce_watching(settings: Settings, as_json: bool) -> None:
+    """Tell the user (or, with --json, a script) that events published from now on will be seen."""
+    if as_json:
+        print(json.dumps({"event": "subscribed"}), flush=True)
+    else:
+        err.print(f"watching tool events under {escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
+
+
 @app.command()
 def events(
     tool: Annotated[Optional[str], typer.Option("--tool", help="Only events of this tool.")] = None,
@@ -311,10 +319,7 @@ def events(
                     enough.set()
 
             await subscribe_events(mesh, show, kind, tool)
-            if as_json:
-                print(json.dumps({"event": "subscribed"}), flush=True)
-            else:
-                err.print(f"watching tool events under {escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
+            _announce_watching(settings, as_json)
             await enough.wait()
 
     try:
@@ -348,10 +353,7 @@ def top(
 
         async with Mesh(settings=settings) as mesh:
             await subscribe_events(mesh, model.add)
-            if as_json:
-                print(json.dumps({"event": "subscribed"}), flush=True)
-            else:
-                err.print(f"watching tool events under {escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
+            _announce_watching(settings, as_json)
             # Redrawn on the event loop (the model is not thread-safe), as of each redraw so
             # rates fall to zero when calls stop
             with Live(render_top(model), console=out, auto_refresh=False, transient=as_json) as live:
