@@ -80,14 +80,19 @@ def _line(text: str, first: str) -> list[str]:
     return next(line.split() for line in text.splitlines() if line.split()[:1] == [first])
 
 
-def test_render_shows_a_row_per_tool_and_node():
-    """The rendered view lists every tool and node with their figures."""
+def _rendered(now: float) -> str:
+    """The view of the events of ``_events(500.0)`` as drawn at ``now``."""
     model = TopModel(window=10)
     for event in _events(500.0):
         model.add(event, now=500.0)
     console = Console(record=True, width=120)
-    console.print(render_top(model, now=500.0))
-    text = console.export_text()
+    console.print(render_top(model, now=now))
+    return console.export_text()
+
+
+def test_render_shows_a_row_per_tool_and_node():
+    """The rendered view lists every tool and node with their figures."""
+    text = _rendered(now=500.0)
     assert "tools" in text and "nodes" in text
     assert _line(text, "add")[1:] == ["0.3", "3.0", "5.0", "1", "33%", "0", "3"]
     assert _line(text, "n2")[1:] == ["0.0", "-", "-", "0", "-", "1", "0"]
@@ -95,12 +100,7 @@ def test_render_shows_a_row_per_tool_and_node():
 
 def test_an_idle_view_falls_to_zero():
     """Redrawn after the window with no new events, the rate and percentiles clear; totals stay."""
-    model = TopModel(window=10)
-    for event in _events(500.0):
-        model.add(event, now=500.0)
-    console = Console(record=True, width=120)
-    console.print(render_top(model, now=520.0))
-    assert _line(console.export_text(), "add")[1:] == ["0.0", "-", "-", "1", "-", "0", "3"]
+    assert _line(_rendered(now=520.0), "add")[1:] == ["0.0", "-", "-", "1", "-", "0", "3"]
 
 
 def test_top_command_shows_the_calls_it_saw(toolmesh_broker):
