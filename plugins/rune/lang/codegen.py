@@ -29,6 +29,7 @@ from .macros import MacroGen
 from .narrowing import NarrowGen
 from .numtypes import Facts
 from .resolve import UNRESOLVED, LazyPath, NotReady, Static, resolve_path, static_resolution
+from .specialize import Clone, CloneGen
 from .values import Char, Function, Module, TypeInfo
 
 # Float methods called inline on floats: the namespace binds these names to the functions of
@@ -55,7 +56,7 @@ class FnCtx:
         self.typecache: dict[str, str] = {}  # local never reassigned -> local holding its type()
 
 
-class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, PatternGen, MacroGen):
+class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, PatternGen, MacroGen, CloneGen):
     def __init__(self, filename: str, root: Module) -> None:
         super().__init__()
         self.filename = filename
@@ -67,7 +68,9 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, Patte
         self.defs: list[ast.stmt] = []
         self.consts: dict[str, Any] = {}
         self.const_names: dict[int, str] = {}
-        self.pynames: dict[int, str] = {}  # id(Function) -> Python name of its code
+        self.declared: dict[int, Pending] = {}  # id(Function) -> its declaration
+        self.clones: dict[str, Clone | None] = {}  # Python name of a function -> its clone
+        self.inferring: list[list[str]] = []  # clones decided under each assumption being checked
         self.frames: dict[str, str] = {}  # Python function name -> Rune function name
         self.bindings: list[tuple[Function, str]] = []  # closure values to bind after exec
         self.bound = 0
@@ -75,7 +78,6 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, Patte
         self.codefile = ""
         self.ns: dict[str, Any] = {}
         self.lock = threading.RLock()
-        self.arity: dict[str, int] = {}
 
     def error(self, message: str, node: n.Node) -> RuneCompileError:
         return RuneCompileError(message, self.filename, node.line, node.col)
@@ -89,22 +91,42 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, Patte
             self.const_names[id(value)] = name
         return self.N(name)
 
-    def generate(self, p: Pending) -> None:
+    def generate(self, p: Pending, clone: Clone | None = None) -> None:
+        """Append the defs of the function (or const initializer) ``p`` declares, or of its
+        integer ``clone``, to ``self.defs``."""
         self.module, self.self_type = p.module, p.self_type
         self.at(p.decl.line, p.decl.col)
         self.ctx = FnCtx(None, {})
-        if isinstance(p.decl, (n.ConstDecl, n.StaticDecl)):
-            self.defs.extend(self.function([], p.decl.value, p.pyname, p.display, False))
+        decl = p.decl
+        if isinstance(decl, (n.ConstDecl, n.StaticDecl)):
+            self.defs.extend(self.function([], decl.value, p.pyname, p.display, False))
+        elif clone is not None:
+            ints = {decl.params[i].name for i in clone.params}
+            self.defs.extend(self.function(decl.params, decl.body, clone.pyname, p.display, False, ints))
         else:
-            decl = p.decl
-            self.defs.extend(self.function(decl.params, decl.body, p.pyname, p.display, decl.is_async))
+            defs = self.function(decl.params, decl.body, p.pyname, p.display, decl.is_async)
+            clone = self.clone_of(p)
+            if clone is not None:
+                generic = defs[0]
+                assert isinstance(generic, ast.FunctionDef)
+                generic.body.insert(0, self.dispatch(p, clone, [a.arg for a in generic.args.args[1:]]))
+            self.defs.extend(defs)
 
     def function(
-        self, params: list[n.Node], body: n.Node, pyname: str, display: str, is_async: bool
+        self,
+        params: list[n.Node],
+        body: n.Node,
+        pyname: str,
+        display: str,
+        is_async: bool,
+        ints: set[str] | frozenset[str] = frozenset(),
     ) -> list[ast.stmt]:
         """Python defs of one Rune function in the current ``self.ctx``: its body and, for async
-        functions and generators, the wrapper that returns a Future / Generator / Stream."""
+        functions and generators, the wrapper that returns a Future / Generator / Stream.
+        Parameters named in ``ints`` are declared ints (see ``specialize``)."""
         facts = Facts(body)
+        local = facts.rebound | {p.name for p in params if isinstance(p, n.PBind)}
+        facts.solve(dict.fromkeys(ints, int), self.calls_typer(local))
         self.ctx.numeric, self.ctx.reassigned, gen = facts.types, facts.assigned, facts.generator
         self.ctx.operands = facts.operands
         inner = pyname if not (gen or is_async) else pyname + "_body"
@@ -114,7 +136,9 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, Patte
         saved = self.into(stmts)
         self.budget()
         for p in params:
-            if isinstance(p, n.PBind):
+            if isinstance(p, n.PBind) and p.name in ints:
+                names.append(self.declare(p.name, int))
+            elif isinstance(p, n.PBind):
                 names.append(self.declare(p.name))
                 if p.name not in facts.assigned and facts.operands.get(p.name, 0) > 1:
                     self.ctx.flaggable.add(names[-1])
@@ -392,12 +416,14 @@ class CodeGen(Emitter, ItemsGen, OpsGen, ControlGen, NarrowGen, FusionGen, Patte
             self.pos = old
             return v
         args = self.exprs(e.args)
-        py = self.pynames.get(id(target)) if type(target) is Function else None
-        if py is not None:
-            if self.arity[py] != len(args):
-                v = self.call("_arity", self.K(target.name), self.K(self.arity[py]), self.K(len(args)))
+        p = self.declared.get(id(target)) if type(target) is Function else None
+        if p is not None:
+            arity = len(p.decl.params)
+            clone = self.clone_call(e, self.static_type)
+            if arity != len(args):
+                v = self.call("_arity", self.K(target.name), self.K(arity), self.K(len(args)))
             else:
-                v = self.call(py, self.N("_s"), *args)
+                v = self.call(clone.pyname if clone else p.pyname, self.N("_s"), *args)
         elif isinstance(target, TypeInfo) and target.kind != "tuple":
             v = self.call("_not_callable", self.k(target))
         elif callable(target) and not isinstance(target, Module):

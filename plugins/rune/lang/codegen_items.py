@@ -19,6 +19,7 @@ from .values import Function, Instance, Module, TypeInfo, _with_run
 
 if TYPE_CHECKING:
     from .codegen import CodeGen
+    from .specialize import Clone
 
     _Base = CodeGen
 else:
@@ -116,8 +117,7 @@ class ItemsGen(_Base):
         p = Pending(decl, self.module, owner, self.fresh("F_" + decl.name), display)
         fn = Function(display, call=unready, is_async=decl.is_async)
         p.target = fn
-        self.pynames[id(fn)] = p.pyname
-        self.arity[p.pyname] = len(decl.params)
+        self.declared[id(fn)] = p
         self.pending.append(p)
         return fn
 
@@ -141,9 +141,12 @@ class ItemsGen(_Base):
                 p.target.call = _with_run(stub)
         self.stubbed = len(self.pending)
 
-    def stub(self, p: Pending) -> Any:
+    def stub(self, p: Pending, clone: Clone | None = None) -> Any:
+        """A stand-in that generates the function of ``p`` (or its ``clone``) at its first
+        call, then calls it."""
+
         def first_call(run: Any, *args: Any) -> Any:
-            return self.materialize(p)(run, *args)
+            return self.materialize(p, clone)(run, *args)
 
         return first_call
 
@@ -153,14 +156,16 @@ class ItemsGen(_Base):
             self.materialize(self.pending[i])
             i += 1
 
-    def materialize(self, p: Pending) -> Any:
-        """Generate, compile and bind the code of ``p``; returns its Python function."""
+    def materialize(self, p: Pending, clone: Clone | None = None) -> Any:
+        """Generate, compile and bind the code of ``p`` (or of its ``clone``); returns its
+        Python function."""
+        name = p.pyname if clone is None else clone.pyname
         with self.lock:
-            if not p.done:
+            if not (p.done if clone is None else clone.done):
                 self.defs = []
                 saved = (self.module, self.self_type, self.ctx, self.pos)
                 try:
-                    self.generate(p)
+                    self.generate(p, clone)
                 finally:
                     self.module, self.self_type, self.ctx, self.pos = saved
                 code = compile(ast.Module(body=self.defs, type_ignores=[]), self.codefile, "exec")
@@ -174,11 +179,14 @@ class ItemsGen(_Base):
                     fn.call = _with_run(fn.fn)
                 self.bound = len(self.bindings)
                 self.install_stubs()  # items declared in the body just generated
-                p.done = True
-                p.target.fn = self.ns[p.pyname]
-                if isinstance(p.target, Function):
-                    p.target.call = _with_run(p.target.fn)
-            return self.ns[p.pyname]
+                if clone is not None:
+                    clone.done = True
+                else:
+                    p.done = True
+                    p.target.fn = self.ns[name]
+                    if isinstance(p.target, Function):
+                        p.target.call = _with_run(p.target.fn)
+            return self.ns[name]
 
 
 def unready(*args: Any) -> Any:

@@ -70,6 +70,8 @@ class OpsGen(_Base):
             return self.static_type(e.left) or self.static_type(e.right)
         if isinstance(e, n.Unary):
             return self.static_type(e.operand) if e.op == "-" else None
+        if type(e) is n.Call:
+            return self.call_type(e)
         return static_type(e, {})
 
     def numeric_type(self, e: n.Node) -> type | None:

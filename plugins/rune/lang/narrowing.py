@@ -33,7 +33,7 @@ class NarrowGen(_Base):
         for s in stmts:
             self.stmt(s)
             e = s.expr if isinstance(s, n.ExprStmt) else s
-            if isinstance(e, n.If) and e.otherwise is None and _diverges(e.then):
+            if isinstance(e, n.If) and e.otherwise is None and diverges(e.then):
                 for py, old in self.narrow(e.cond, False).items():
                     narrowed.setdefault(py, old)
         return narrowed
@@ -86,7 +86,7 @@ class NarrowGen(_Base):
         return None
 
 
-def _diverges(b: n.Block) -> bool:
+def diverges(b: n.Block) -> bool:
     """Whether a block always leaves by ``return``/``break``/``continue``/``panic!``."""
     last = b.tail if b.tail is not None else (b.stmts[-1] if b.stmts else None)
     last = last.expr if isinstance(last, n.ExprStmt) else last

@@ -9,6 +9,7 @@ names; the i64 overflow checks stay."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from . import nodes as n
@@ -16,46 +17,77 @@ from . import nodes as n
 INT_CASTS = frozenset({"i64", "u64", "usize", "isize", "i32", "u32", "u8", "i8", "u16", "i16"})
 ARITH = frozenset({"+", "-", "*", "/", "%"})
 _RANGE = object()
+NUMERIC_OPS = ARITH | {"<", "<=", ">", ">="}
+Calls = Callable[[n.Call, dict[str, type]], "type | None"]
 
 
 class Facts:
-    """What one pass over a function body finds: ``types`` of the Rune names that always hold
-    an ``int`` (or always a ``float``), whether it is a ``generator`` (closures, async blocks
-    and items are separate functions) and the names it ``assigned`` with ``=``/``op=``. Names
-    used before any binding refer to parameters, captures or items and are never typed."""
+    """What one pass over a function body finds: whether it is a ``generator`` (closures, async
+    blocks and items are separate functions), the names it ``assigned`` with ``=``/``op=``, the
+    names it binds (``rebound``: ``let``, ``for`` and patterns), the names that are an operand
+    of arithmetic or ordering (``numeric_operands``) and, once ``solve`` ran, the ``types`` of
+    the Rune names that always hold an ``int`` (or always a ``float``, ...). Names used before
+    any binding refer to parameters, captures or items and are never typed."""
 
-    __slots__ = ("assigned", "generator", "operands", "types")
+    __slots__ = (
+        "assigned",
+        "binds",
+        "generator",
+        "numeric_operands",
+        "operands",
+        "rebound",
+        "types",
+        "unknown",
+    )
 
     def __init__(self, body: n.Node) -> None:
-        binds: dict[str, list[Any]] = {}
-        unknown: set[str] = set()
+        self.binds: dict[str, list[Any]] = {}
+        self.unknown: set[str] = set()
         self.assigned: set[str] = set()
+        self.rebound: set[str] = set()
+        self.numeric_operands: set[str] = set()
         self.operands: dict[str, int] = {}  # name -> uses whose code tests its type
-        _walk(body, binds, unknown, self.assigned, self.operands, 1)
-        self.types = _solve(binds, unknown)
-        self.generator = "<yield>" in unknown
+        self.types: dict[str, type] = {}
+        _walk(body, self, 1)
+        self.rebound.update(self.binds)
+        self.generator = "<yield>" in self.unknown
+
+    def solve(self, seeds: dict[str, type] | None = None, calls: Calls | None = None) -> dict[str, type]:
+        """Type the bound names; ``seeds`` are parameters of known type (never rebound) and
+        ``calls`` gives the type of a call expression (see ``static_type``)."""
+        self.types = _solve(self.binds, self.unknown, seeds or {}, calls)
+        return self.types
 
 
-def _solve(binds: dict[str, list[Any]], unknown: set[str]) -> dict[str, type]:
+def _solve(
+    binds: dict[str, list[Any]], unknown: set[str], seeds: dict[str, type], calls: Calls | None
+) -> dict[str, type]:
     types: dict[str, type] = {}
     for name in set(binds) - unknown:
         first = binds[name][0]
-        kind = int if first is _RANGE else static_type(first, {}, optimistic=True)
+        kind = int if first is _RANGE else static_type(first, seeds, optimistic=True, calls=calls)
         if kind is not None:
             types[name] = kind
     changed = True
     while changed:
         changed = False
+        known = {**seeds, **types}
         for name, kind in list(types.items()):
-            if not all((int if v is _RANGE else static_type(v, types)) is kind for v in binds[name]):
+            if not all(
+                (int if v is _RANGE else static_type(v, known, calls=calls)) is kind for v in binds[name]
+            ):
                 del types[name]
                 changed = True
+                break
     return types
 
 
-def static_type(e: Any, names: dict[str, type], optimistic: bool = False) -> type | None:
+def static_type(
+    e: Any, names: dict[str, type], optimistic: bool = False, calls: Calls | None = None
+) -> type | None:
     """The Python type ``e`` always evaluates to (or it raises): ``int``, ``float``, ``str``,
-    ``list`` (vector literal) or ``dict`` (object literal)."""
+    ``list`` (vector literal) or ``dict`` (object literal). ``calls(call, names)`` types calls
+    of functions whose return type is known."""
     if isinstance(e, n.Lit):
         return type(e.value) if type(e.value) in (int, float, str) else None
     if isinstance(e, n.Template):
@@ -69,44 +101,41 @@ def static_type(e: Any, names: dict[str, type], optimistic: bool = False) -> typ
     if isinstance(e, n.Binary):
         if e.op not in ARITH:
             return None
-        left = static_type(e.left, names, optimistic)
-        right = static_type(e.right, names, optimistic)
+        left = static_type(e.left, names, optimistic, calls)
+        right = static_type(e.right, names, optimistic, calls)
         if optimistic and (left is None or right is None):
             return left or right
         return left if left is not None and (right is None or right is left) else right
     if isinstance(e, n.Unary):
-        return static_type(e.operand, names, optimistic) if e.op == "-" else None
+        return static_type(e.operand, names, optimistic, calls) if e.op == "-" else None
+    if calls is not None and type(e) is n.Call:
+        return calls(e, names)
     if isinstance(e, n.Cast):
         return int if e.type_name in INT_CASTS else float if e.type_name in ("f64", "f32") else None
     return None
 
 
-def _pattern_names(p: Any, unknown: set[str]) -> None:
+def _pattern_names(p: Any, f: Facts) -> None:
     if isinstance(p, n.PBind):
-        unknown.add(p.name)
+        f.unknown.add(p.name)
+        f.rebound.add(p.name)
     elif isinstance(p, n.Node):
         for v in vars(p).values():
             if isinstance(v, list):
                 for x in v:
-                    _pattern_names(x[1] if isinstance(x, tuple) else x, unknown)
+                    _pattern_names(x[1] if isinstance(x, tuple) else x, f)
             elif isinstance(v, n.Node):
-                _pattern_names(v, unknown)
+                _pattern_names(v, f)
 
 
-def _walk(
-    node: Any,
-    binds: dict[str, list[Any]],
-    unknown: set[str],
-    assigned: set[str],
-    counts: dict[str, int],
-    weight: int,
-) -> None:
-    """Record the bindings, unknown names and assignments of ``node`` and count its operands
-    (see ``_count_operands``) in the same pass."""
+def _walk(node: Any, f: Facts, weight: int) -> None:
+    """Record the bindings, unknown names and assignments of ``node`` into ``f`` and count its
+    operands (see ``_count_operands``) in the same pass."""
+    binds, unknown, assigned, counts = f.binds, f.unknown, f.assigned, f.operands
     cls = type(node)
     if cls is list or cls is tuple:
         for x in node:
-            _walk(x, binds, unknown, assigned, counts, weight)
+            _walk(x, f, weight)
         return
     # Node classes derive from ``Node`` (or ``Item``) directly: exact type tests suffice.
     if cls is n.Path:
@@ -119,14 +148,18 @@ def _walk(
         _count_operands(node, counts, weight)  # its bindings belong to another function
         return
     weight = _count_own(cls, node, counts, weight)
+    if cls is n.Binary and node.op in NUMERIC_OPS:
+        for side in (node.left, node.right):
+            if type(side) is n.Path and len(side.names) == 1:
+                f.numeric_operands.add(side.names[0])
     if cls is n.Yield:
         unknown.add("<yield>")  # not an identifier: marks a generator body
     if cls is n.Let:
-        _walk(node.value, binds, unknown, assigned, counts, weight)
+        _walk(node.value, f, weight)
         if isinstance(node.pattern, n.PBind) and node.value is not None:
             binds.setdefault(node.pattern.name, []).append(node.value)
         else:
-            _pattern_names(node.pattern, unknown)
+            _pattern_names(node.pattern, f)
         return
     if cls is n.For:
         it = node.iterable
@@ -136,15 +169,15 @@ def _walk(
             and it.start is not None
             and it.end is not None
         ):
-            _walk(it, binds, unknown, assigned, counts, weight)
+            _walk(it, f, weight)
             binds.setdefault(node.pattern.name, []).append(_RANGE)
         else:
-            _walk(it, binds, unknown, assigned, counts, weight)
-            _pattern_names(node.pattern, unknown)
-        _walk(node.body, binds, unknown, assigned, counts, weight)
+            _walk(it, f, weight)
+            _pattern_names(node.pattern, f)
+        _walk(node.body, f, weight)
         return
     if cls is n.Assign:
-        _walk(node.value, binds, unknown, assigned, counts, weight)
+        _walk(node.value, f, weight)
         t = node.target
         if isinstance(t, n.Path) and len(t.names) == 1:
             assigned.add(t.names[0])
@@ -159,21 +192,21 @@ def _walk(
                 if isinstance(item, n.Path):
                     unknown.update(item.names)
                     assigned.update(item.names)
-        _walk(t, binds, unknown, assigned, counts, weight)
+        _walk(t, f, weight)
         return
     if cls is n.MatchArm or cls is n.LetCond:
-        _pattern_names(node.pattern, unknown)
+        _pattern_names(node.pattern, f)
     if cls is n.Select:
         for pattern, _, _ in node.arms:
-            _pattern_names(pattern, unknown)
+            _pattern_names(pattern, f)
     for name in n.child_fields(cls):
         v = getattr(node, name)
         if type(v) is list:  # lists of statements, arguments, arms: no call for the list
             for x in v:
                 if type(x) is not n.Lit:
-                    _walk(x, binds, unknown, assigned, counts, weight)
+                    _walk(x, f, weight)
         elif v is not None and type(v) is not n.Lit:
-            _walk(v, binds, unknown, assigned, counts, weight)
+            _walk(v, f, weight)
 
 
 def _count_operands(node: Any, counts: dict[str, int], weight: int = 1) -> None:
