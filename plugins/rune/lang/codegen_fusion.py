@@ -12,6 +12,13 @@ inlined (their parameter bound to the current element) and one budget tick per e
     else:
         ... the same chain through `_invoke`, closures and all
 
+Over an integer range ``(a..b).iter()`` the loop runs over ``_range(a, b)`` itself (ends not
+statically int are tested once, before it), so the elements are ints, with the range's bounds
+when both ends are literals: the inlined arithmetic then drops its ``type(x) is int`` tests and
+``OpsGen.interval`` may drop range checks. A ``sum`` of values statically int is accumulated in
+the loop with the checked ``+`` (Rune's sum adds pairwise, raising on overflow) instead of a
+list summed afterwards.
+
 Inlined closures may not bind names (no ``let``, patterns or loops: the enclosing function's
 static facts are keyed by name), assign, return, break, yield or await, and take one plain
 parameter; anything else takes the general path. Captured values are read from the enclosing
@@ -24,6 +31,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
+from .emit import I64_MAX, I64_MIN
 
 if TYPE_CHECKING:
     from .codegen import CodeGen
@@ -77,51 +85,127 @@ class FusionGen(_Base):
         if not stages or not (isinstance(node, n.MethodCall) and node.name == "iter" and not node.args):
             return None
         stages.reverse()
-        src = self.simple(self.expr(node.receiver))
-        it = self.tmp(self.call("_invoke", self.N("_s"), src, self.K("iter")))
         result = self.fresh("r")
+        source = node.receiver
+        if isinstance(source, n.Range) and source.start is not None and source.end is not None:
+            self.fused_range(source, stages, e.name, result)
+            return self.N(result)
+        src = self.simple(self.expr(source))
+        it = self.tmp(self.call("_invoke", self.N("_s"), src, self.K("iter")))
         saved = self.out
         fused: list[ast.stmt] = []
         self.into(fused)
-        self.fused_loop(it, stages, e.name, result)
+        self.fused_loop(self.attr(it, "it"), None, None, stages, e.name, result)
         general: list[ast.stmt] = []
         self.into(general)
-        value: ast.expr = it
-        for name, closure in stages:
-            value = self.simple(self.method(value, name, [self.expr(closure)]))
-        self.assign(result, self.method(value, e.name, []))
+        self.unfused(it, stages, e.name, result)
         self.out = saved
         self.if_(self.type_is(it, "_RuneIterator"), fused, general)
         return self.N(result)
 
-    def fused_loop(
-        self, it: ast.expr, stages: list[tuple[str, n.Closure]], consumer: str, result: str
+    def fused_range(
+        self, r: n.Range, stages: list[tuple[str, n.Closure]], consumer: str, result: str
     ) -> None:
-        acc = self.fresh("acc")
-        if consumer == "sum":
-            self.assign(acc, ast.List([], ast.Load(), **self.pos))
-            append = self.tmp(self.attr(self.N(acc), "append"))
-        else:
-            self.assign(acc, self.K(0))
+        """A pipeline over ``a..b``: the loop runs over ``range(a, b)`` directly, and its
+        elements are ints, with the range's bounds when both ends are literals. Ends not
+        statically int are tested once; anything else takes the general path, which raises
+        the error of iterating such a range."""
+        start, end = (self.simple(v) for v in self.exprs([r.start, r.end]))
+        bounds = None
+        if all(type(x) is ast.Constant and type(x.value) is int for x in (start, end)):
+            last = end.value if r.inclusive else end.value - 1  # type: ignore[union-attr]
+            bounds = (start.value, max(start.value, last))  # type: ignore[union-attr]
+        saved = self.out
+        fused: list[ast.stmt] = []
+        self.into(fused)
+        source = self.call("_range", start, end, self.K(r.inclusive))
+        self.fused_loop(source, int, bounds, stages, consumer, result)
+        self.out = saved
+        ends = ((start, r.start), (end, r.end))
+        checks = [self.type_is(v, "int") for v, node in ends if self.numeric_type(node) is not int]
+        if not checks:
+            self.out.extend(fused)
+            return
+        general: list[ast.stmt] = []
+        self.into(general)
+        it = self.tmp(
+            self.call(
+                "_invoke",
+                self.N("_s"),
+                self.call("_RangeValue", start, end, self.K(r.inclusive)),
+                self.K("iter"),
+            )
+        )
+        self.unfused(it, stages, consumer, result)
+        self.out = saved
+        self.if_(self.and_(*checks), fused, general)
+
+    def unfused(self, it: ast.expr, stages: list[tuple[str, n.Closure]], consumer: str, result: str) -> None:
+        """The chain through ``_invoke``, closures and all."""
+        value: ast.expr = it
+        for name, closure in stages:
+            value = self.simple(self.method(value, name, [self.expr(closure)]))
+        self.assign(result, self.method(value, consumer, []))
+
+    def fused_loop(
+        self,
+        source: ast.expr,
+        kind: type | None,
+        bounds: tuple[int, int] | None,
+        stages: list[tuple[str, n.Closure]],
+        consumer: str,
+        result: str,
+    ) -> type | None:
+        """The loop over the Python iterator ``source`` whose elements have static type
+        ``kind`` and lie within ``bounds`` (when known); returns the static type of the values
+        reaching the consumer."""
         item = self.fresh("v")
+        if kind is not None:
+            self.ctx.types[item] = kind
+        if bounds is not None:
+            self.ctx.bounds[item] = bounds
         body: list[ast.stmt] = []
         saved = self.into(body)
-        self.push()
         current: ast.expr = self.N(item)
         for name, closure in stages:
+            self.push()  # each closure sees only its own parameter, not the previous ones
             param = closure.params[0].name  # type: ignore[attr-defined]
-            py = self.fresh(param)
-            self.assign(py, current)
-            self.ctx.blocks[-1][param] = py  # no static type: values come from the iterator
+            if type(current) is ast.Name:
+                py = current.id  # closures cannot assign: the parameter may alias the value
+            else:
+                py = self.fresh(param)
+                self.assign(py, current)
+                known = self.bounds_of(current)
+                if known is not None:
+                    self.ctx.bounds[py] = known
+            if kind is not None and py not in self.ctx.types:
+                self.ctx.types[py] = kind
+            self.ctx.blocks[-1][param] = py
             if name == "map":
+                kind = self.numeric_type(closure.body)
                 current = self.simple(self.expr(closure.body))
             else:
                 self.if_(self.not_(self.cond(closure.body)), [ast.Continue(**self.pos)])
-        self.pop()
-        if consumer == "sum":
-            self.emit(ast.Expr(self.call(append, current), **self.pos))
-        else:
+            self.pop()
+        self.out = saved
+        acc = self.fresh("acc")
+        if consumer == "count":
+            self.assign(acc, self.K(0))
+            self.into(body)
             self.assign(acc, ast.BinOp(self.N(acc), ast.Add(), self.K(1), **self.pos))
+        elif kind is int:
+            # An int accumulator: the same result and overflow as Rune's pairwise `+`.
+            self.assign(acc, self.K(0))
+            total = _sum_bounds(bounds, self.bounds_of(current))
+            if total is not None:
+                self.ctx.bounds[acc] = total
+            self.into(body)
+            self.arith("+", self.N(acc), current, int, int, acc)
+        else:
+            self.assign(acc, ast.List([], ast.Load(), **self.pos))
+            append = self.tmp(self.attr(self.N(acc), "append"))
+            self.into(body)
+            self.emit(ast.Expr(self.call(append, current), **self.pos))
         self.out = saved
         # zip() takes one budget tick per element, as a `for` loop does.
         target = ast.Tuple(
@@ -129,10 +213,21 @@ class FusionGen(_Base):
             ast.Store(),
             **self.pos,
         )
-        source = self.call("zip", self.attr(it, "it"), self.N("_s"))
         loop_end = [ast.Expr(self.call("_loop_end", self.N("_s")), **self.pos)]
-        self.emit(ast.For(target, source, body, loop_end, **self.pos))
-        self.assign(result, self.call("_iter_sum", self.N(acc)) if consumer == "sum" else self.N(acc))
+        self.emit(ast.For(target, self.call("zip", source, self.N("_s")), body, loop_end, **self.pos))
+        summed = consumer == "sum" and kind is not int
+        self.assign(result, self.call("_iter_sum", self.N(acc)) if summed else self.N(acc))
+        return kind
+
+
+def _sum_bounds(source: tuple[int, int] | None, item: tuple[int, int] | None) -> tuple[int, int] | None:
+    """Bounds of every partial sum of at most as many items as the int range ``source`` has,
+    each within ``item``; None unless they fit in i64 (then no addition can overflow)."""
+    if source is None or item is None:
+        return None
+    length = source[1] - source[0] + 1
+    lo, hi = min(0, length * item[0]), max(0, length * item[1])
+    return (lo, hi) if I64_MIN <= lo and hi <= I64_MAX else None
 
 
 def _inlinable(c: Any) -> bool:

@@ -139,13 +139,20 @@ class OpsGen(_Base):
             known = self.bounds_of(a)
             if known is not None and known[0] >= 0:
                 fast = self.binop(a, pyop, b)  # non-negative: Python's floor = Rune's truncation
-                return fast if guard is None else self.ifexp(guard, fast, slow)
-            negated = self.binop(ast.UnaryOp(ast.USub(), a, **self.pos), pyop, b)
-            fast = self.ifexp(
-                self.compare(a, [ast.GtE()], [self.K(0)]),
-                self.binop(a, pyop, b),
-                ast.UnaryOp(ast.USub(), negated, **self.pos),
-            )
+            else:
+                negated = self.binop(ast.UnaryOp(ast.USub(), a, **self.pos), pyop, b)
+                fast = self.ifexp(
+                    self.compare(a, [ast.GtE()], [self.K(0)]),
+                    self.binop(a, pyop, b),
+                    ast.UnaryOp(ast.USub(), negated, **self.pos),
+                )
+            if op == "%" and guard is None:
+                # The remainder has the sign of `a` and is smaller than `b`: with these bounds
+                # `s += a % 7` needs only a one-sided overflow check.
+                lo, hi = known or (I64_MIN, I64_MAX)
+                rem = self.tmp(fast)
+                self.ctx.bounds[rem.id] = (max(min(lo, 0), 1 - b.value), min(max(hi, 0), b.value - 1))
+                return rem
             return fast if guard is None else self.ifexp(guard, fast, slow)
         if op == "/" and kind in (float, None):
             # Float division inline (a zero divisor goes to the helper: inf/NaN like Rune).
