@@ -129,6 +129,12 @@ STILL_CHECKED = [
         "overflow in `-`",
     ),
     ("float operand", "fn f(n) { if n < 2 { n } else { n - 1 } }", 2.5, "cannot compare `f64` with `i64`"),
+    (
+        "bounded local, product too large",
+        "fn f(n) { let k = 4611686018427387904; let s = 0; for i in 0..3 { s = i * k; } s + n }",
+        0,
+        "overflow in `*`",
+    ),
 ]
 
 

@@ -146,13 +146,20 @@ def _generated(src: str, monkeypatch: pytest.MonkeyPatch) -> str:
     return "\n".join(sources)
 
 
-def test_range_pipeline_is_one_typed_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("bind", "checked"),
+    [
+        ("let k = 3;", False),  # bounded: x * k and the sum provably fit in i64
+        ("let k = 3; k += 1;", True),  # reassigned: an int without bounds
+    ],
+)
+def test_range_pipeline_is_one_typed_loop(bind: str, checked: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     code = _generated(
-        "fn main() { let k = 3; (0..50).iter().map(|x| x * k).filter(|x| x % 2 == 0).sum() }", monkeypatch
+        f"fn main() {{ {bind} (0..50).iter().map(|x| x * k).filter(|x| x % 2 == 0).sum() }}", monkeypatch
     )
     assert "_invoke" not in code and "type(" not in code  # elements of a literal range are ints
     assert "zip(_range(0, 50, False), _s)" in code  # one budget tick per element
-    assert "_overflow('*')" in code and "_overflow('+')" in code
+    assert ("_overflow('*')" in code and "_overflow('+')" in code) is checked
 
 
 NESTED = (
