@@ -196,7 +196,7 @@ class OpsGen(_Base):
                 bound = [ast.Gt(), self.K(I64_MAX)] if op == "+" else [ast.Lt(), self.K(I64_MIN)]
                 bad = self.compare(self.N(t), [bound[0]], [bound[1]])
             else:
-                bad = self.not_(self.in_range(self.N(t)))
+                bad = self.out_of_range(self.N(t))
             path = [
                 self.assignment(t, self.binop(a, _PYOP[op](), b)),
                 placed(ast.If(bad, [self.raise_(self.call("_overflow", self.K(op)))], []), self.pos),

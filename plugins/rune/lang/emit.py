@@ -10,6 +10,7 @@ LOAD = ast.Load()
 STORE = ast.Store()
 I64_MIN = -(2**63)
 I64_MAX = 2**63 - 1
+_SMALL = 2**30 - 1  # the largest one-digit int of CPython's long objects
 
 
 _Node = TypeVar("_Node", bound=ast.AST)
@@ -107,8 +108,15 @@ class Emitter:
         """A condition that binds ``name`` and is always true: ``(name := value) is name``."""
         return self.is_(self.walrus(name, value), self.N(name))
 
-    def in_range(self, v: ast.expr) -> ast.Compare:
-        return self.compare(self.K(I64_MIN), [ast.LtE(), ast.LtE()], [v, self.K(I64_MAX)])
+    def out_of_range(self, v: ast.expr) -> ast.expr:
+        """``v`` (a Name) is outside i64. CPython only specializes comparisons of one-digit
+        ints, so small values are let through first by two such comparisons: twice as fast
+        as comparing with the i64 limits alone."""
+        large = self.or_(
+            self.compare(v, [ast.Gt()], [self.K(_SMALL)]), self.compare(v, [ast.Lt()], [self.K(-_SMALL)])
+        )
+        limits = self.compare(self.K(I64_MIN), [ast.LtE(), ast.LtE()], [v, self.K(I64_MAX)])
+        return self.and_(large, self.not_(limits))
 
     def tuple_(self, items: list[ast.expr]) -> ast.Tuple:
         return placed(ast.Tuple(items, LOAD), self.pos)
