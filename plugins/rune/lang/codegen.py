@@ -31,6 +31,7 @@ from .numtypes import Facts
 from .resolve import UNRESOLVED, LazyPath, NotReady, Static, resolve_path, static_resolution
 from .scope import FnCtx
 from .specialize import Clone, CloneGen
+from .ticks import plain, ticks_at_entry
 from .values import Char, Function, Module, TypeInfo
 
 
@@ -82,14 +83,23 @@ class CodeGen(
             self.defs.extend(self.function([], decl.value, p.pyname, p.display, False))
         elif clone is not None:
             ints = {decl.params[i].name for i in clone.params}
-            self.defs.extend(self.function(decl.params, decl.body, clone.pyname, p.display, False, ints))
+            self.defs.extend(self.function(decl.params, decl.body, clone.pyname, p.display, False, ints, True))
         else:
-            defs = self.function(decl.params, decl.body, p.pyname, p.display, decl.is_async)
+            defs = self.function(decl.params, decl.body, p.pyname, p.display, decl.is_async, quick=True)
+            generic = defs[0]
+            assert isinstance(generic, ast.FunctionDef)
+            params = [a.arg for a in generic.args.args[1:]]
+            if not self.ctx.entry_tick:
+                # The value of the function, called by host code, ticks first (see ``ticks``).
+                entry: list[ast.stmt] = []
+                saved = self.into(entry)
+                self.budget()
+                self.ret(self.call(p.pyname, self.N("_s"), *(self.N(a) for a in params)))
+                self.out = saved
+                defs.append(self.fndef(p.pyname + "_entry", ["_s", *params], entry))
             clone = self.clone_of(p)
             if clone is not None:
-                generic = defs[0]
-                assert isinstance(generic, ast.FunctionDef)
-                generic.body.insert(0, self.dispatch(p, clone, [a.arg for a in generic.args.args[1:]]))
+                generic.body.insert(0, self.dispatch(p, clone, params))
             self.defs.extend(defs)
 
     def function(
@@ -100,10 +110,12 @@ class CodeGen(
         display: str,
         is_async: bool,
         ints: set[str] | frozenset[str] = frozenset(),
+        quick: bool = False,
     ) -> list[ast.stmt]:
         """Python defs of one Rune function in the current ``self.ctx``: its body and, for async
         functions and generators, the wrapper that returns a Future / Generator / Stream.
-        Parameters named in ``ints`` are declared ints (see ``specialize``)."""
+        Parameters named in ``ints`` are declared ints (see ``specialize``); ``quick``: only Rune
+        code calls ``pyname`` directly, so its budget tick may move into branches (``ticks``)."""
         facts = Facts(body)
         local = facts.rebound | {p.name for p in params if isinstance(p, n.PBind)}
         facts.solve(dict.fromkeys(ints, int), self.calls_typer(local))
@@ -114,7 +126,9 @@ class CodeGen(
         names = []
         stmts: list[ast.stmt] = []
         saved = self.into(stmts)
-        self.budget()
+        self.ctx.entry_tick = not quick or gen or is_async or ticks_at_entry(body)
+        if self.ctx.entry_tick:
+            self.budget()
         for p in params:
             if isinstance(p, n.PBind) and p.name in ints:
                 names.append(self.declare(p.name, int))
@@ -131,7 +145,7 @@ class CodeGen(
         # `p_int = type(p) is int` once at entry for parameters tested more than once.
         for param, flag in self.ctx.flags.items():
             stmts.insert(
-                1,
+                int(self.ctx.entry_tick),
                 ast.Assign(
                     [ast.Name(flag, ast.Store(), **self.pos)], self.type_is(self.N(param), "int"), **self.pos
                 ),
@@ -258,14 +272,14 @@ class CodeGen(
             test = self.cond(e.cond)
             then: list[ast.stmt] = []
             saved, narrowed = self.into(then), self.narrow(e.cond, True)
-            self.tail_return(e.then)
+            self.branch_return(e.then)
             self.out = saved
             self.restore_bounds(narrowed)
             self.pop()
             other: list[ast.stmt] = []
             if e.otherwise is not None:
                 saved, narrowed = self.into(other), self.narrow(e.cond, False)
-                self.tail_return(e.otherwise)
+                self.branch_return(e.otherwise)
                 self.out = saved
                 self.restore_bounds(narrowed)
             self.if_(test, then, other)
@@ -274,6 +288,17 @@ class CodeGen(
             if not (type(v) is ast.Constant and v.value is None):
                 self.ret(v)
         self.pos = old
+
+    def branch_return(self, e: n.Node) -> None:
+        """``tail_return`` of a branch; in a function without its entry tick, a branch that can
+        call or loop takes the tick first (``else if`` passes it on to its own branches)."""
+        if self.ctx.entry_tick or type(e) is n.If or plain(e):
+            self.tail_return(e)
+            return
+        self.budget()
+        self.ctx.entry_tick = True  # the branch's own `if`s need no further ticks
+        self.tail_return(e)
+        self.ctx.entry_tick = False
 
     # --- expressions ----------------------------------------------------------------------
 

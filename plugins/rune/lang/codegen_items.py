@@ -183,10 +183,11 @@ class ItemsGen(_Base):
                     clone.done = True
                 else:
                     p.done = True
-                    p.target.fn = self.ns[name]
+                    # Host code calls the entry that ticks, when there is one (see ``ticks``).
+                    p.target.fn = self.ns.get(name + "_entry", self.ns[name])
                     if isinstance(p.target, Function):
                         p.target.call = _with_run(p.target.fn)
-            return self.ns[name]
+            return self.ns[name] if clone is not None else p.target.fn
 
 
 def unready(*args: Any) -> Any:

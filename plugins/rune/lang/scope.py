@@ -22,3 +22,4 @@ class FnCtx:
         self.bounds: dict[str, tuple[int, int]] = {}  # int locals with known (min, max)
         self.operands: dict[str, int] = {}  # Rune name -> uses that test its type
         self.typecache: dict[str, str] = {}  # local never reassigned -> local holding its type()
+        self.entry_tick = True  # False: ticks only in the branches that call or loop (``ticks``)
