@@ -52,6 +52,7 @@ class CodeGen(
         self.declared: dict[int, Pending] = {}  # id(Function) -> its declaration
         self.clones: dict[str, Clone | None] = {}  # Python name of a function -> its clone
         self.inferring: list[list[str]] = []  # clones decided under each assumption being checked
+        self.walked: dict[int, tuple[n.Node, Facts]] = {}  # id(function body) -> its walk
         self.frames: dict[str, str] = {}  # Python function name -> Rune function name
         self.bindings: list[tuple[Function, str]] = []  # closure values to bind after exec
         self.bound = 0
@@ -116,10 +117,10 @@ class CodeGen(
         functions and generators, the wrapper that returns a Future / Generator / Stream.
         Parameters named in ``ints`` are declared ints (see ``specialize``); ``quick``: only Rune
         code calls ``pyname`` directly, so its budget tick may move into branches (``ticks``)."""
-        facts = Facts(body)
+        facts = self.facts(body)
         local = facts.rebound | {p.name for p in params if isinstance(p, n.PBind)}
-        facts.solve(dict.fromkeys(ints, int), self.calls_typer(local))
-        self.ctx.numeric, self.ctx.reassigned, gen = facts.types, facts.assigned, facts.generator
+        numeric = facts.solve(dict.fromkeys(ints, int), self.calls_typer(local))
+        self.ctx.numeric, self.ctx.reassigned, gen = numeric, facts.assigned, facts.generator
         self.ctx.operands = facts.operands
         inner = pyname if not (gen or is_async) else pyname + "_body"
         self.frames[inner] = display

@@ -25,9 +25,9 @@ class Facts:
     """What one pass over a function body finds: whether it is a ``generator`` (closures, async
     blocks and items are separate functions), the names it ``assigned`` with ``=``/``op=``, the
     names it binds (``rebound``: ``let``, ``for`` and patterns), the names that are an operand
-    of arithmetic or ordering (``numeric_operands``) and, once ``solve`` ran, the ``types`` of
-    the Rune names that always hold an ``int`` (or always a ``float``, ...). Names used before
-    any binding refer to parameters, captures or items and are never typed."""
+    of arithmetic or ordering (``numeric_operands``); ``solve`` then finds the types of the
+    Rune names that always hold an ``int`` (or always a ``float``, ...). Names used before any
+    binding refer to parameters, captures or items and are never typed."""
 
     __slots__ = (
         "assigned",
@@ -36,7 +36,6 @@ class Facts:
         "numeric_operands",
         "operands",
         "rebound",
-        "types",
         "unknown",
     )
 
@@ -47,7 +46,6 @@ class Facts:
         self.rebound: set[str] = set()
         self.numeric_operands: set[str] = set()
         self.operands: dict[str, int] = {}  # name -> uses whose code tests its type
-        self.types: dict[str, type] = {}
         _walk(body, self, 1)
         self.rebound.update(self.binds)
         self.generator = "<yield>" in self.unknown
@@ -55,8 +53,7 @@ class Facts:
     def solve(self, seeds: dict[str, type] | None = None, calls: Calls | None = None) -> dict[str, type]:
         """Type the bound names; ``seeds`` are parameters of known type (never rebound) and
         ``calls`` gives the type of a call expression (see ``static_type``)."""
-        self.types = _solve(self.binds, self.unknown, seeds or {}, calls)
-        return self.types
+        return _solve(self.binds, self.unknown, seeds or {}, calls)
 
 
 def _solve(

@@ -45,6 +45,13 @@ class Clone:
 class CloneGen(_Base):
     """Mixin of ``CodeGen`` deciding, inferring and calling integer clones."""
 
+    def facts(self, body: n.Node) -> Facts:
+        """The ``numtypes`` walk of a function body, made once per body."""
+        found = self.walked.get(id(body))
+        if found is None:
+            found = self.walked[id(body)] = (body, Facts(body))  # the body is kept: ids stay unique
+        return found[1]
+
     def clone_of(self, p: Pending) -> Clone | None:
         """The clone of the function ``p`` declares, if it has one (decided once)."""
         if p.pyname in self.clones:
@@ -57,7 +64,7 @@ class CloneGen(_Base):
             and not decl.has_self
             and all(type(prm) is n.PBind for prm in decl.params)
         ):
-            facts = Facts(decl.body)
+            facts = self.facts(decl.body)
             params = [
                 i
                 for i, prm in enumerate(decl.params)
@@ -96,7 +103,7 @@ class CloneGen(_Base):
         saved = (self.module, self.self_type)
         self.module, self.self_type = p.module, p.self_type
         try:
-            facts = Facts(decl.body)
+            facts = self.facts(decl.body)
             seeds = {decl.params[i].name: int for i in clone.params}
             calls = self.calls_typer(facts.rebound | {prm.name for prm in decl.params})
             names = {**facts.solve(seeds, calls), **seeds}
