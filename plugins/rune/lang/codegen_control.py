@@ -8,9 +8,12 @@ innermost loop; every loop it crosses tests the flag right after it ends."""
 from __future__ import annotations
 
 import ast
+import operator
 from typing import TYPE_CHECKING
 
 from . import nodes as n
+from .emit import I64_MAX, I64_MIN
+from .flow import assignments
 
 if TYPE_CHECKING:
     from .codegen import CodeGen
@@ -21,13 +24,17 @@ else:
 
 
 class LoopCtx:
-    __slots__ = ("exits", "flag", "label", "result")
+    __slots__ = ("assigned", "depth", "exits", "flag", "label", "parts", "pre", "result")
 
-    def __init__(self, label: str | None, result: str | None) -> None:
+    def __init__(self, label: str | None, result: str | None, depth: int) -> None:
         self.label = label
         self.result = result  # Python name receiving `break value`
         self.flag: str | None = None
         self.exits: list[LoopCtx] = []  # outer loops that a labelled jump inside this one targets
+        self.depth = depth  # scopes (``ctx.blocks``) visible where the loop starts
+        self.pre: list[ast.stmt] = []  # statements run once before the loop (hoisted tests)
+        self.parts: tuple[n.Node, ...] = ()  # the condition and body
+        self.assigned: dict[str, list[n.Node | None]] | None = None  # see ``assignments``
 
 
 class ControlGen(_Base):
@@ -113,8 +120,9 @@ class ControlGen(_Base):
 
     # --- loops ----------------------------------------------------------------------------
 
-    def loop(self, label: str | None, want: bool) -> LoopCtx:
-        loop = LoopCtx(label, self.fresh("r") if want else None)
+    def loop(self, label: str | None, want: bool, *parts: n.Node) -> LoopCtx:
+        loop = LoopCtx(label, self.fresh("r") if want else None, len(self.ctx.blocks))
+        loop.parts = parts
         if loop.result is not None:
             self.assign(loop.result, self.K(None))
         self.ctx.loops.append(loop)
@@ -124,6 +132,7 @@ class ControlGen(_Base):
         """Emit the loop statement (with its flag reset before it) and the checks of labelled
         jumps that cross it."""
         self.ctx.loops.pop()
+        self.out.extend(loop.pre)
         if loop.flag is not None:
             self.assign(loop.flag, self.K(0))
         self.emit(stmt)
@@ -154,19 +163,25 @@ class ControlGen(_Base):
         return ast.For(ast.Name("_", ast.Store(), **self.pos), self.N("_s"), body, exhausted, **self.pos)
 
     def x_While(self, e: n.While, want: bool) -> ast.expr:
-        loop = self.loop(e.label, want)
+        self.enter_loop(e.cond, e.body)
+        loop = self.loop(e.label, want, e.cond, e.body)
         self.push()
         head: list[ast.stmt] = []
         saved = self.into(head)
         test = self.cond(e.cond)
         self.out = saved
         head.append(ast.If(self.not_(test), [ast.Break(**self.pos)], [], **self.pos))
+        # The condition holds when the body starts, also for locals the body then reassigns
+        # (not for those the condition itself assigns).
+        narrowed = self.narrow(e.cond, True, fragile=not assignments((e.cond,)))
         stmt = self.ticking(self.loop_body(e.body, head))
+        self.restore_bounds(narrowed)
         self.pop()
         return self.end_loop(loop, stmt)
 
     def x_Loop(self, e: n.Loop, want: bool) -> ast.expr:
-        loop = self.loop(e.label, want)
+        self.enter_loop(e.body)
+        loop = self.loop(e.label, want, e.body)
         stmt = self.ticking(self.loop_body(e.body, []))
         return self.end_loop(loop, stmt)
 
@@ -174,20 +189,20 @@ class ControlGen(_Base):
         it = e.iterable
         is_range = isinstance(it, n.Range) and it.start is not None and it.end is not None
         if is_range:
-            start, end = self.exprs([it.start, it.end])
-            source = self.call("_range", start, end, self.K(it.inclusive))
+            source, start, end = self.range_source(it)
         else:
             source = self.call("_iterate", self.expr(it))
-        loop = self.loop(e.label, want)
+        self.enter_loop(e.body)
+        loop = self.loop(e.label, want, e.body)
         self.push()
         head: list[ast.stmt] = []
         if isinstance(e.pattern, n.PBind):
             var = self.declare(e.pattern.name, int if is_range else None)
             if is_range and e.pattern.name not in self.ctx.reassigned:
-                ends = (start, end)
-                if all(type(x) is ast.Constant and type(x.value) is int for x in ends):
-                    last = end.value if it.inclusive else end.value - 1
-                    self.ctx.bounds[var] = (start.value, max(start.value, last))
+                # Each item is an i64 within the ends' bounds (an i64 end: at most i64::MAX).
+                lo = (self.bounds_of(start) or (I64_MIN, I64_MAX))[0]
+                hi = (self.bounds_of(end) or (I64_MIN, I64_MAX))[1] - (0 if it.inclusive else 1)
+                self.ctx.bounds[var] = (lo, max(lo, hi))
         else:
             var = self.fresh("v")
             saved = self.into(head)
@@ -203,9 +218,35 @@ class ControlGen(_Base):
             **self.pos,
         )
         ticked = self.call("zip", source, self.N("_s"))
-        done = [ast.Expr(self.call("_loop_end", self.N("_s")), **self.pos)]
+        # The loop also ends when the budget runs out: no ticks left then.
+        left = self.call(self.k(operator.length_hint), self.N("_s"))
+        done = [ast.If(self.not_(left), [ast.Expr(self.call("_oob"), **self.pos)], [], **self.pos)]
         stmt = ast.For(target, ticked, body or [ast.Pass(**self.pos)], done, **self.pos)
         return self.end_loop(loop, stmt)
+
+    def range_source(self, it: n.Range) -> tuple[ast.expr, ast.expr, ast.expr]:
+        """The iterable of ``for x in a..b`` and the values of its ends: ``range`` itself for
+        ends statically int, ``_range`` (which rejects other ends) otherwise."""
+        start, end = (self.simple(v) for v in self.exprs([it.start, it.end]))
+        general = self.call("_range", start, end, self.K(it.inclusive))
+        unknown = [
+            v
+            for v, node in ((start, it.start), (end, it.end))
+            if not (self.numeric_type(node) is int or type(v) is ast.Constant and type(v.value) is int)
+        ]
+        if any(type(v) is ast.Constant for v in unknown):
+            return general, start, end
+        stop = self.binop(end, ast.Add(), self.K(1)) if it.inclusive else end
+        fast = self.call(self.k(range), start, stop)
+        if not unknown:
+            return fast, start, end
+        return self.ifexp(self.and_(*(self.type_is(v, "int") for v in unknown)), fast, general), start, end
+
+    def loop_assigned(self, loop: LoopCtx) -> dict[str, list[n.Node | None]]:
+        """The names ``loop`` may assign (computed once)."""
+        if loop.assigned is None:
+            loop.assigned = assignments(loop.parts)
+        return loop.assigned
 
     def jump_target(self, label: str | None, e: n.Node) -> LoopCtx | None:
         for loop in reversed(self.ctx.loops):

@@ -11,16 +11,22 @@ Arithmetic is emitted as statements into a target variable; for operands of unkn
 
 An operand of static type int (a literal, a local ``numtypes`` proves int-only, a parameter
 tested at entry) keeps only the int path, a float one only the float path (Rune never mixes
-them); ints with known bounds (range loop variables with literal ends) skip the range check.
-Comparisons are expressions with an int fast path."""
+them), and float operations on floats stay nested expressions; ints with known bounds (see
+``narrowing``) skip the range check. Comparisons are expressions with an int fast path.
+
+Indexing a vector with an int proved ``>= 0`` is a plain Python subscript inside ``try``: only
+an index past the end reaches the checked helper (Python would wrap a negative one). Object
+fields are read the same way, ``KeyError`` going to the helper."""
 
 from __future__ import annotations
 
 import ast
+import copy
 from typing import TYPE_CHECKING
 
 from . import nodes as n
 from .emit import I64_MAX, I64_MIN, placed
+from .flow import combine
 from .numtypes import ARITH, static_type
 from .resolve import Static
 
@@ -107,23 +113,48 @@ class OpsGen(_Base):
     def x_Binary(self, e: n.Binary, want: bool) -> ast.expr:
         if e.op in ("&&", "||"):
             return self.logical(e)
+        ta, tb = self.arith_type(e.left), self.arith_type(e.right)
+        if e.op in _PYOP and ta is float and tb is float:
+            # Floats: no test, no range check and no exception, so the operation can stay an
+            # expression (operands nest instead of going through temporaries).
+            a, b = self.exprs([e.left, e.right])
+            return self.binop(a, _PYOP[e.op](), b)
         a, b = (self.simple(v) for v in self.exprs([e.left, e.right]))
-        return self.binary(e.op, a, b, self.numeric_type(e.left), self.numeric_type(e.right))
+        return self.binary(e.op, a, b, ta, tb)
+
+    def arith_type(self, e: n.Node) -> type | None:
+        """``int``/``float`` when ``e`` always evaluates to one (or raises), fields read by
+        the float region being generated included."""
+        kind = self.numeric_type(e)
+        return kind if kind is not None else float if self.float_typed(e) else None
 
     def value_into(self, target: str, e: n.Node) -> None:
         """``target = <e>``, computing arithmetic directly into ``target``."""
         if isinstance(e, n.Binary) and e.op in _PYOP:
+            ta, tb = self.arith_type(e.left), self.arith_type(e.right)
+            if ta is float and tb is float:
+                self.assign(target, self.expr(e))  # one expression (see ``x_Binary``)
+                return
             old = self.at(e.line, e.col)
             a, b = (self.simple(v) for v in self.exprs([e.left, e.right]))
-            self.arith(e.op, a, b, self.numeric_type(e.left), self.numeric_type(e.right), target)
+            self.arith(e.op, a, b, ta, tb, target)
+            self.pos = old
+        elif isinstance(e, (n.Index, n.Field)):
+            # Reads computed by statements write into ``target`` (no copy from a temporary).
+            old = self.at(e.line, e.col)
+            if isinstance(e, n.Index):
+                v = self.index_into(target, e)
+            else:
+                v = self.get_field(self.named(self.expr(e.target)), e.name, target)
+            if not (type(v) is ast.Name and v.id == target):
+                self.assign(target, v)
             self.pos = old
         else:
             self.assign(target, self.expr(e))
 
     def binary(self, op: str, a: ast.expr, b: ast.expr, ta: type | None, tb: type | None) -> ast.expr:
         """``a op b`` for simple operands whose static types are ``ta``/``tb``."""
-        ta = type(a.value) if type(a) is ast.Constant and type(a.value) in (int, float) else ta
-        tb = type(b.value) if type(b) is ast.Constant and type(b.value) in (int, float) else tb
+        ta, tb = self.operand_type(a, ta), self.operand_type(b, tb)
         if op in _PYOP:
             return self.arith(op, a, b, ta, tb, None)
         slow = self.call(HELPERS[op], a, b)
@@ -161,6 +192,15 @@ class OpsGen(_Base):
             return self.ifexp(self.and_(guard, b) if guard is not None else b, fast, slow)
         return slow
 
+    def operand_type(self, v: ast.expr, known: type | None) -> type | None:
+        """``int``/``float`` when operand ``v`` (a constant or a local) statically has that type."""
+        if known is not None:
+            return known
+        if type(v) is ast.Constant:
+            return type(v.value) if type(v.value) in (int, float) else None
+        kind = self.ctx.types.get(v.id) if type(v) is ast.Name else None
+        return kind if kind is int or kind is float else None
+
     def guard(
         self, kind: type, a: ast.expr, b: ast.expr, ta: type | None, tb: type | None
     ) -> ast.expr | None:
@@ -182,6 +222,7 @@ class OpsGen(_Base):
         self, op: str, a: ast.expr, b: ast.expr, ta: type | None, tb: type | None, target: str | None
     ) -> ast.expr:
         """Checked ``+ - *`` into ``target`` (a fresh temporary if None); returns its name."""
+        ta, tb = self.operand_type(a, ta), self.operand_type(b, tb)
         t = target or self.fresh("t")
         kind = ta or tb
         interval = self.interval(op, a, b) if kind is int else None
@@ -235,13 +276,7 @@ class OpsGen(_Base):
         ba, bb = self.bounds_of(a), self.bounds_of(b)
         if ba is None or bb is None:
             return None
-        if op == "+":
-            lo, hi = ba[0] + bb[0], ba[1] + bb[1]
-        elif op == "-":
-            lo, hi = ba[0] - bb[1], ba[1] - bb[0]
-        else:
-            corners = [x * y for x in ba for y in bb]
-            lo, hi = min(corners), max(corners)
+        lo, hi = combine(op, ba, bb)
         return (lo, hi) if I64_MIN <= lo and hi <= I64_MAX else None
 
     def non_negative(self, v: ast.expr) -> bool:
@@ -264,12 +299,13 @@ class OpsGen(_Base):
             if local is not None:
                 self.ctx.assigned.add(local)
                 self.value_into(local, e.value)
+                self.forget(local)
             else:
                 self.store(t, self.expr(e.value))
             return self.K(None)
         op = e.op[:-1]
         b = self.simple(self.expr(e.value))
-        tb = self.numeric_type(e.value)
+        tb = self.arith_type(e.value)
         if local is not None:
             self.ctx.assigned.add(local)
             ta = self.ctx.types.get(local)
@@ -278,6 +314,7 @@ class OpsGen(_Base):
                 self.arith(op, self.N(local), b, ta, tb, local)
             else:
                 self.assign(local, self.binary(op, self.N(local), b, ta, tb))
+            self.forget(local)
             return self.K(None)
         # `a[i] op= v` / `a.f op= v`: evaluate the place once, read, combine and write back.
         if isinstance(t, n.Index):
@@ -319,6 +356,7 @@ class OpsGen(_Base):
                 raise self.error(f"cannot assign to unknown variable `{t.names[0]}`", t)
             self.ctx.assigned.add(py)
             self.assign(py, value)
+            self.forget(py)
         elif isinstance(t, n.Index):
             obj, idx = self.exprs([t.target, t.index])
             obj, idx = self.named(obj), self.simple(idx)
@@ -344,15 +382,35 @@ class OpsGen(_Base):
         ``kind``/``target`` are the static types of the key and the container."""
         place = ast.Subscript(obj, idx, ast.Store(), **self.pos)
         fast = [ast.Assign([place], value, **self.pos)]
+        slow = [ast.Expr(self.call("_set_index", obj, idx, value), **self.pos)]
+        if kind is int and self.non_negative(idx):
+            self.list_access(obj, target is list, fast, slow)
+            return
         in_bounds = self.compare(self.K(-1), [ast.Lt(), ast.Lt()], [idx, self.call("len", obj)])
         int_key = None if kind is int else self.type_is(idx, "int")
         is_vec = self.and_(None if target is list else self.type_is(obj, "list"), int_key, in_bounds)
         is_obj = self.and_(self.type_is(obj, "dict"), None if kind is str else self.type_is(idx, "str"))
         test = is_vec if kind is int else is_obj if kind is str else self.or_(is_vec, is_obj)
-        slow = [ast.Expr(self.call("_set_index", obj, idx, value), **self.pos)]
         self.if_(test, fast, slow)
 
+    def list_access(self, obj: ast.expr, is_list: bool, fast: list[ast.stmt], slow: list[ast.stmt]) -> None:
+        """``fast`` (indexing ``obj`` with an int proved >= 0) when ``obj`` is a vector, with
+        ``slow`` (the checked helper, raising Rune's error) when the index is out of range:
+        the ``try`` costs nothing until it catches, where ``-1 < i < len(obj)`` costs a call."""
+        caught = ast.ExceptHandler(self.k(IndexError), None, slow, **self.pos)
+        guarded = placed(ast.Try(fast, [caught], [], []), self.pos)
+        if is_list:
+            self.emit(guarded)
+        else:
+            self.if_(self.type_is(obj, "list"), [guarded], copy.deepcopy(slow))
+
     def store_field(self, t: n.Field, obj: ast.expr, value: ast.expr) -> None:
+        if self.fast_region is not None and type(obj) is ast.Name and obj.id in self.fast_region.objects:
+            # A dict (tested by the float region being generated) and a float value.
+            self.emit(
+                ast.Assign([ast.Subscript(obj, self.K(t.name), ast.Store(), **self.pos)], value, **self.pos)
+            )
+            return
         value = self.simple(value)
         if isinstance(t.target, (n.Path, n.Field, n.Index)) and type(t.name) is int:
             # Tuples are Python tuples: rebuild and store back into their place.
@@ -373,9 +431,20 @@ class OpsGen(_Base):
     # --- reads ------------------------------------------------------------------------------
 
     def x_Index(self, e: n.Index, want: bool) -> ast.expr:
+        return self.index_into(None, e)
+
+    def index_into(self, target: str | None, e: n.Index) -> ast.expr:
+        """``e``'s value; for an int index proved >= 0 it is computed by statements into
+        ``target`` (a fresh temporary if None)."""
         obj, idx = self.exprs([e.target, e.index])
         obj, idx = self.named(obj), self.simple(idx)
-        checks = [] if self.static_type(e.target) is list else [self.type_is(obj, "list")]
+        is_list = self.static_type(e.target) is list
+        if self.static_type(e.index) is int and self.non_negative(idx):
+            t = target or self.fresh("t")
+            slow = [self.assignment(t, self.call("_get_index", obj, idx))]
+            self.list_access(obj, is_list, [self.assignment(t, self.sub(obj, idx))], slow)
+            return self.N(t)
+        checks = [] if is_list else [self.type_is(obj, "list")]
         if self.static_type(e.index) is not int:
             checks.append(self.type_is(idx, "int"))
         checks.append(self.compare(self.K(-1), [ast.Lt(), ast.Lt()], [idx, self.call("len", obj)]))
@@ -384,10 +453,18 @@ class OpsGen(_Base):
     def x_Field(self, e: n.Field, want: bool) -> ast.expr:
         return self.get_field(self.named(self.expr(e.target)), e.name)
 
-    def get_field(self, obj: ast.expr, name: str | int) -> ast.expr:
-        """Object fields inline; struct fields, tuple elements, errors via ``_get_field``."""
+    def get_field(self, obj: ast.expr, name: str | int, target: str | None = None) -> ast.expr:
+        """Object fields inline (computed by statements into ``target``, a fresh temporary if
+        None); struct fields, tuple elements and errors via ``_get_field``."""
         slow = self.call("_get_field", obj, self.K(name))
         if type(name) is not str or type(obj) is not ast.Name:
             return slow
-        has = self.and_(self.type_is(obj, "dict"), self.compare(self.K(name), [ast.In()], [obj]))
-        return self.ifexp(has, self.sub(obj, self.K(name)), slow)
+        if self.fast_region is not None and (obj.id, name) in self.fast_region.reads:
+            return self.N(self.fast_region.reads[(obj.id, name)])  # read and tested by the region
+        # A missing key is caught (``try`` costs nothing until then) rather than tested first.
+        t = target or self.fresh("t")
+        missing = ast.ExceptHandler(self.k(KeyError), None, [self.assignment(t, slow)], **self.pos)
+        read = placed(ast.Try([self.assignment(t, self.sub(obj, self.K(name)))], [missing], [], []), self.pos)
+        other = self.call("_get_field", obj, self.K(name))
+        self.if_(self.type_is(obj, "dict"), [read], [self.assignment(t, other)])
+        return self.N(t)

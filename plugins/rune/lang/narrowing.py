@@ -1,53 +1,192 @@
-"""Integer bounds that comparisons prove, for dropping i64 range checks that cannot fail.
+"""Integer bounds that comparisons and assignments prove, for dropping i64 range checks and
+index tests that cannot fail.
 
 In the ``else`` of ``if n < 2`` (or after ``if n < 2 { return n; }``) an int ``n`` is at least 2,
 so ``n - 1`` cannot overflow: ``OpsGen.interval`` then emits the plain Python operation on the
 int fast path. Facts are kept in ``ctx.bounds`` while the branch (or the rest of the block) is
-generated, then restored."""
+generated, then restored.
+
+Locals that are reassigned get bounds too, valid until their next assignment (code generation
+follows the program order except at loop back-edges):
+
+* a statement ``let i = 2 * p`` / ``i = e`` / ``i += e`` of an int local records the bounds of
+  the value (from the bounds of its int operands) for the rest of the block;
+* every other assignment drops the local's bounds (``OpsGen`` calls ``forget``);
+* before a loop, locals it assigns lose their bounds, except the side a monotone update keeps
+  (``i += p`` with ``p >= 0`` keeps the lower bound) -- see ``enter_loop``;
+* in a ``while`` body the condition holds at entry: ``while i < 10 { a[i] = 0; i += p; }`` knows
+  ``i <= 9`` up to ``i += p``."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import nodes as n
+from .codegen_floats import FloatGen
 from .emit import I64_MAX, I64_MIN
-
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-
-    _Base = CodeGen
-else:
-    _Base = object
+from .flow import assignments, binds, combine
 
 # Previous bounds of the narrowed locals (None: had none), restored after the branch.
 Saved = dict[str, tuple[int, int] | None]
 
 
-class NarrowGen(_Base):
+class NarrowGen(FloatGen):
     """Mixin of ``CodeGen`` for bounds proved by conditions."""
 
     def stmts(self, stmts: list[n.Node]) -> Saved:
         """Emit statements; after ``if c { ...; return }`` the rest of the block knows ``!c``
-        (see ``narrow``). Returns the bounds to restore at the end of the block."""
+        (see ``narrow``), after an assignment of an int local its value's bounds. Returns the
+        bounds to restore at the end of the block."""
         narrowed: Saved = {}
-        for s in stmts:
-            self.stmt(s)
-            e = s.expr if isinstance(s, n.ExprStmt) else s
-            if isinstance(e, n.If) and e.otherwise is None and diverges(e.then):
-                for py, old in self.narrow(e.cond, False).items():
-                    narrowed.setdefault(py, old)
+        i = 0
+        while i < len(stmts):
+            end, done = self.float_region(stmts, i)
+            if done:
+                i = end
+                continue
+            end = max(end, i + 1)
+            while i < end:
+                after = self.field_reads(stmts, i, end)
+                if after == i:
+                    self.narrowed_stmt(stmts[i], narrowed)
+                    after += 1
+                i = after
         return narrowed
 
-    def narrow(self, c: n.Node, truth: bool) -> Saved:
+    def narrowed_stmt(self, s: n.Node, narrowed: Saved) -> None:
+        """Emit one statement of a block, adding to ``narrowed`` the bounds it proves."""
+        e = s.expr if isinstance(s, n.ExprStmt) else s
+        assigned = self.assigned_bounds(e)
+        self.stmt(s)
+        if assigned is not None:
+            name, known = assigned
+            py = self.local_py(name)
+            if py is not None and self.ctx.types.get(py) is int:
+                narrowed.setdefault(py, self.ctx.bounds.get(py))
+                self.ctx.bounds[py] = known
+        if isinstance(e, n.If) and e.otherwise is None and diverges(e.then):
+            for py, old in self.narrow(e.cond, False).items():
+                narrowed.setdefault(py, old)
+
+    def assigned_bounds(self, s: n.Node) -> tuple[str, tuple[int, int]] | None:
+        """The local that statement ``s`` binds or assigns and the bounds of its new value,
+        computed before ``s`` is generated (from the bounds the operands have there)."""
+        if isinstance(s, n.Let) and isinstance(s.pattern, n.PBind) and s.value is not None:
+            name, value = s.pattern.name, s.value
+        elif isinstance(s, n.Assign) and isinstance(s.target, n.Path) and len(s.target.names) == 1:
+            name, value = s.target.names[0], s.value
+            if s.op != "=":
+                value = n.Binary(s.line, s.col, s.op[:-1], s.target, s.value)
+        else:
+            return None
+        known = self.int_bounds(value)
+        return (name, known) if known is not None else None
+
+    def int_bounds(self, e: n.Node) -> tuple[int, int] | None:
+        """Bounds of ``e`` when it is an int expression of literals, int locals with bounds
+        and ``+ - *``: the value is within them or its computation raised (i64 overflow)."""
+        k = self.int_constant(e)
+        if k is not None:
+            return k, k
+        if isinstance(e, n.Path) and len(e.names) == 1:
+            py = self.local_py(e.names[0])
+            return self.ctx.bounds.get(py) if py is not None and self.ctx.types.get(py) is int else None
+        if isinstance(e, n.Binary) and e.op in ("+", "-", "*"):
+            left, right = self.int_bounds(e.left), self.int_bounds(e.right)
+            if left is None or right is None:
+                return None
+            lo, hi = combine(e.op, left, right)
+            return (max(lo, I64_MIN), min(hi, I64_MAX)) if lo <= I64_MAX and hi >= I64_MIN else None
+        return None
+
+    def local_py(self, name: str, depth: int | None = None) -> str | None:
+        """The Python name of local ``name`` in the current function (captures not registered),
+        in its first ``depth`` scopes if given."""
+        for block in reversed(self.ctx.blocks[:depth]):
+            if name in block:
+                return block[name]
+        return None
+
+    def forget(self, py: str) -> None:
+        """``py`` was assigned: its bounds (and float facts) no longer hold."""
+        self.ctx.bounds.pop(py, None)
+        self.forget_floats(py)
+
+    def enter_loop(self, *parts: n.Node) -> None:
+        """Before generating a loop whose condition / body are ``parts``: a local the loop
+        assigns keeps only the side of its bounds that every iteration preserves (``i += p``
+        with ``p >= 0`` only grows), since code generated before an assignment may run after
+        it in the next iteration."""
+        if not self.ctx.bounds and not self.float_facts:
+            return
+        for name, sites in assignments(parts).items():
+            py = self.local_py(name)
+            if py is not None:
+                self.forget_floats(py)
+            if py is None or py not in self.ctx.bounds:
+                continue
+            lo, hi = self.ctx.bounds[py]
+            step = self.monotone(py, sites, parts)
+            if step > 0:
+                self.ctx.bounds[py] = (lo, I64_MAX)
+            elif step < 0:
+                self.ctx.bounds[py] = (I64_MIN, hi)
+            else:
+                del self.ctx.bounds[py]
+
+    def monotone(self, py: str, sites: list[n.Node | None], parts: tuple[n.Node, ...]) -> int:
+        """1 if every assignment in ``sites`` adds something >= 0 to int local ``py``, -1 if
+        every one subtracts something >= 0, else 0."""
+        if self.ctx.types.get(py) is not int:
+            return 0
+        ops = set()
+        for site in sites:
+            if not (isinstance(site, n.Assign) and site.op in ("+=", "-=")):
+                return 0
+            if not self.invariant_non_negative(site.value, parts):
+                return 0
+            ops.add(site.op)
+        return 0 if len(ops) != 1 else 1 if "+=" in ops else -1
+
+    def invariant_non_negative(self, e: n.Node, parts: tuple[n.Node, ...]) -> bool:
+        """Whether ``e`` is an int >= 0 at every iteration of the loop made of ``parts``: a
+        literal, or a never reassigned int local with such bounds that the loop does not
+        shadow."""
+        k = self.int_constant(e)
+        if k is not None:
+            return k >= 0
+        if not (isinstance(e, n.Path) and len(e.names) == 1) or e.names[0] in self.ctx.reassigned:
+            return False
+        py = self.local_py(e.names[0])
+        known = self.ctx.bounds.get(py) if py is not None else None
+        return (
+            known is not None
+            and known[0] >= 0
+            and self.ctx.types.get(py) is int
+            and not binds(parts, e.names[0])
+        )
+
+    def int_constant(self, e: n.Node) -> int | None:
+        """The value of an int literal (or negated literal) or of a path to an int constant."""
+        k = _int_literal(e)
+        if k is not None or not isinstance(e, n.Path):
+            return k
+        if len(e.names) == 1 and self.lookup(e.names[0]) is not None:
+            return None  # a local (perhaps captured by a closure) shadows the item
+        value = self.static(e.names)
+        return value if type(value) is int and I64_MIN <= value <= I64_MAX else None
+
+    def narrow(self, c: n.Node, truth: bool, fragile: bool = False) -> Saved:
         """Bounds that ``c`` evaluating to ``truth`` proves for int locals, added to
         ``ctx.bounds``; returns the previous entries to restore after the branch.
 
         Only locals never reassigned qualify, so a fact holds for the whole branch. A fact is
         only ever used on an int fast path: if the local is not an int, the comparison either
         raised (Rune does not compare ints with other types) or the operation takes its
-        checked slow path. In ``else`` of ``if n < 2``, ``n - 1`` cannot overflow."""
+        checked slow path. In ``else`` of ``if n < 2``, ``n - 1`` cannot overflow.
+
+        ``fragile``: reassigned locals qualify too, their facts holding until they are
+        assigned (a ``while`` condition at the start of the body, after ``enter_loop``)."""
         saved: Saved = {}
-        for py, (lo, hi) in self.facts(c, truth):
+        for py, (lo, hi) in self.cond_facts(c, truth, fragile):
             old = self.ctx.bounds.get(py)
             saved.setdefault(py, old)
             known = old or (I64_MIN, I64_MAX)
@@ -57,22 +196,22 @@ class NarrowGen(_Base):
     def restore_bounds(self, saved: Saved) -> None:
         for py, old in saved.items():
             if old is None:
-                del self.ctx.bounds[py]
+                self.ctx.bounds.pop(py, None)  # an assignment may have dropped it already
             else:
                 self.ctx.bounds[py] = old
 
-    def facts(self, c: n.Node, truth: bool) -> list[tuple[str, tuple[int, int]]]:
+    def cond_facts(self, c: n.Node, truth: bool, fragile: bool = False) -> list[tuple[str, tuple[int, int]]]:
         if isinstance(c, n.Binary) and c.op in ("&&", "||"):
             if (c.op == "&&") == truth:  # `a && b` true, or `a || b` false: both sides hold
-                return self.facts(c.left, truth) + self.facts(c.right, truth)
+                return self.cond_facts(c.left, truth, fragile) + self.cond_facts(c.right, truth, fragile)
             return []
         if isinstance(c, n.Unary) and c.op == "!":
-            return self.facts(c.operand, not truth)
+            return self.cond_facts(c.operand, not truth, fragile)
         if not (isinstance(c, n.Binary) and c.op in _FLIPPED):
             return []
-        op, local, k = c.op, self.fact_local(c.left), _int_literal(c.right)
+        op, local, k = c.op, self.fact_local(c.left, fragile), self.int_constant(c.right)
         if local is None or k is None:
-            op, local, k = _FLIPPED[c.op], self.fact_local(c.right), _int_literal(c.left)
+            op, local, k = _FLIPPED[c.op], self.fact_local(c.right, fragile), self.int_constant(c.left)
         if local is None or k is None:
             return []
         if not truth:
@@ -80,8 +219,8 @@ class NarrowGen(_Base):
         lo, hi = {"<": (I64_MIN, k - 1), "<=": (I64_MIN, k), ">": (k + 1, I64_MAX), ">=": (k, I64_MAX)}[op]
         return [(local, (lo, hi))] if lo <= hi else []
 
-    def fact_local(self, e: n.Node) -> str | None:
-        if isinstance(e, n.Path) and len(e.names) == 1 and e.names[0] not in self.ctx.reassigned:
+    def fact_local(self, e: n.Node, fragile: bool = False) -> str | None:
+        if isinstance(e, n.Path) and len(e.names) == 1 and (fragile or e.names[0] not in self.ctx.reassigned):
             return self.lookup(e.names[0])
         return None
 

@@ -150,7 +150,7 @@ def _generated(src: str, monkeypatch: pytest.MonkeyPatch) -> str:
     ("bind", "checked"),
     [
         ("let k = 3;", False),  # bounded: x * k and the sum provably fit in i64
-        ("let k = 3; k += 1;", True),  # reassigned: an int without bounds
+        ("let k = 3; if k > 0 { k += 1; };", True),  # reassigned in a branch: no bounds after it
     ],
 )
 def test_range_pipeline_is_one_typed_loop(bind: str, checked: bool, monkeypatch: pytest.MonkeyPatch) -> None:
