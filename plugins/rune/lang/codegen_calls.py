@@ -5,6 +5,7 @@ paths for `len`, `push`, `push_str` and float methods, closures and async blocks
 from __future__ import annotations
 
 import ast
+import math
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
@@ -97,6 +98,8 @@ class CallsGen(_Base):
             )
         if name in _FLOAT_METHODS and not args and kind in (float, None):
             fast = self.call(_FLOAT_METHODS[name], obj)
+            if name == "sqrt":  # NaN below zero, as in Rust (`math.sqrt` raises)
+                fast = self.ifexp(self.compare(obj, [ast.GtE()], [self.K(0.0)]), fast, self.k(math.nan))
             if kind is float:
                 return fast
             return self.ifexp(

@@ -3,6 +3,7 @@ Python builtins beyond the few names the fast paths use)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from . import asyncio_bridge, output, std_methods
@@ -11,7 +12,8 @@ from .codegen_ops import HELPERS
 from .iterators import RuneIterator
 from .iterators import _sum as iterator_sum
 from .limits import check_length, loop_end, out_of_budget
-from .std_types import FLOAT, is_range_kind
+from .std_float import FLOAT
+from .std_types import is_range_kind
 from .values import Bytes, Char, Function, Future, Generator, Instance, Option, RangeValue, Result, Stream
 
 
@@ -80,7 +82,7 @@ def helpers() -> dict[str, Any]:
         "_match_value": rt.match_value,
         "_struct_field": rt.struct_field,
         "_is_range_kind": is_range_kind,
-        "_f_sqrt": FLOAT["sqrt"],
+        "_f_sqrt": math.sqrt,  # guarded by `x >= 0.0` where it is called inline
         "_f_abs": FLOAT["abs"],
         "_RuneIterator": RuneIterator,
         "_iter_sum": iterator_sum,

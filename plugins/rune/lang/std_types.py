@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +9,7 @@ from .errors import RuneRuntimeError
 from .iterators import RuneIterator
 from .limits import check_length
 from .runtime import I64_MAX, I64_MIN, cmp, debug, display, eq, iterate
+from .std_float import FLOAT
 from .values import (
     NONE,
     Bytes,
@@ -376,32 +376,6 @@ INT = {
     "cmp": lambda a, b: ordering_of(cmp(a, b)),
     "rem_euclid": lambda a, b: a % abs(b),
 }
-
-FLOAT = {
-    "abs": abs,
-    "sqrt": math.sqrt,
-    "floor": math.floor,
-    "ceil": math.ceil,
-    "round": lambda f: float(round(f)),
-    "powf": lambda a, b: a**b,
-    "powi": lambda a, b: a**b,
-    "min": min,
-    "max": max,
-    "to_string": display,
-    "is_nan": math.isnan,
-    "is_infinite": math.isinf,
-    "is_finite": math.isfinite,
-    "sin": math.sin,
-    "cos": math.cos,
-    "tan": math.tan,
-    "ln": math.log,
-    "exp": math.exp,
-    "to_integer": int,
-    "clone": lambda f: f,
-    "trunc": lambda f: float(math.trunc(f)),
-}
-FLOAT["floor"] = lambda f: float(math.floor(f))
-FLOAT["ceil"] = lambda f: float(math.ceil(f))
 
 CHAR = {
     "is_alphabetic": str.isalpha,
