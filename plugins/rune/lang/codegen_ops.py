@@ -206,7 +206,9 @@ class OpsGen(_Base):
     ) -> ast.expr | None:
         """``type(x) is kind`` for the operands not statically of that type."""
         name = "int" if kind is int else "float"
-        checks = [self.type_test(v, name) for v, t in ((a, ta), (b, tb)) if t is not kind]
+        same = type(a) is ast.Name and type(b) is ast.Name and a.id == b.id  # `x * x`: one test
+        operands = ((a, ta),) if same else ((a, ta), (b, tb))
+        checks = [self.type_test(v, name) for v, t in operands if t is not kind]
         return self.and_(*checks) if checks else None
 
     def type_test(self, v: ast.expr, name: str) -> ast.expr:
