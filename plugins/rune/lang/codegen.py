@@ -141,6 +141,8 @@ class CodeGen(
                 arg = self.fresh("a")
                 names.append(arg)
                 self.let_pattern(p, self.N(arg), "argument did not match the parameter pattern")
+        if params and isinstance(params[0], n.PBind) and params[0].name == "self":
+            self.bind_self_fields(names[0], facts)
         self.tail_return(body)
         self.out = saved
         # `p_int = type(p) is int` once at entry for parameters tested more than once.
@@ -161,6 +163,17 @@ class CodeGen(
                 value = self.call("_Future", self.N(inner), self.N("_s"), self.tuple_(args[1:]))
             defs.append(self.fndef(pyname, ["_s", *names], [ast.Return(value, **self.pos)]))
         return defs
+
+    def bind_self_fields(self, py: str, facts: Facts) -> None:
+        """In a method of a named struct, read ``self``'s field list once: ``self.x`` is then
+        ``sv[i]`` (``sv`` is None if ``self`` is another value, which takes the checked path)."""
+        t = self.self_type
+        if t is None or t.kind != "named" or "self" in facts.assigned or "self" in facts.rebound:
+            return
+        values = py + "_v"
+        own = self.and_(self.type_is(self.N(py), "_Instance"), self.is_(self.attr(self.N(py), "type"), self.k(t)))
+        self.assign(values, self.ifexp(own, self.attr(self.N(py), "values"), self.K(None)))
+        self.ctx.self_fields = (py, values, t.slots)
 
     # --- scopes ---------------------------------------------------------------------------
 

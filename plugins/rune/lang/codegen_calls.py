@@ -105,7 +105,26 @@ class CallsGen(_Base):
             return self.ifexp(
                 self.type_is(obj, "float"), fast, self.call("_invoke", self.N("_s"), obj, self.K(name))
             )
+        if kind is None and name not in std_methods.STRING_MUTATORS:
+            return self.struct_method(obj, name, args)
         return self.call("_invoke", self.N("_s"), obj, self.K(name), *args)
+
+    def struct_method(self, obj: ast.expr, name: str, args: list[ast.expr]) -> ast.expr:
+        """``obj.name(args)`` calling a method of a struct's own ``impl`` inline (what ``_invoke``
+        does first; a call site in Rune code, so the method's ``direct`` code), everything else
+        through ``_invoke``."""
+        args = [self.simple(a) for a in args]
+        methods = self.attr(self.attr(obj, "type"), "methods")
+        found = self.tmp(
+            self.ifexp(
+                self.type_is(obj, "_Instance"), self.call(self.attr(methods, "get"), self.K(name)), self.K(None)
+            )
+        )
+        return self.ifexp(
+            self.type_is(found, "_Function"),
+            self.call(self.attr(found, "direct"), self.N("_s"), obj, *args),
+            self.call("_invoke", self.N("_s"), obj, self.K(name), *args),
+        )
 
     def string_mutator(self, e: n.MethodCall, obj: ast.expr, args: list[ast.expr]) -> ast.expr:
         """Strings are values here: ``s.push_str(x)`` stores the new string back into ``s``."""

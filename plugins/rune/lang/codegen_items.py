@@ -137,7 +137,7 @@ class ItemsGen(_Base):
                 p.target.fn = stub
             else:
                 self.ns[p.pyname] = stub
-                p.target.fn = stub
+                p.target.fn = p.target.direct = stub
                 p.target.call = _with_run(stub)
         self.stubbed = len(self.pending)
 
@@ -175,7 +175,7 @@ class ItemsGen(_Base):
                 self.consts.clear()
                 exec(code, self.ns)  # noqa: S102 - our own generated code, restricted globals
                 for fn, pyname in self.bindings[self.bound :]:
-                    fn.fn = self.ns[pyname]
+                    fn.fn = fn.direct = self.ns[pyname]
                     fn.call = _with_run(fn.fn)
                 self.bound = len(self.bindings)
                 self.install_stubs()  # items declared in the body just generated
@@ -186,6 +186,7 @@ class ItemsGen(_Base):
                     # Host code calls the entry that ticks, when there is one (see ``ticks``).
                     p.target.fn = self.ns.get(name + "_entry", self.ns[name])
                     if isinstance(p.target, Function):
+                        p.target.direct = self.ns[name]
                         p.target.call = _with_run(p.target.fn)
             return self.ns[name] if clone is not None else p.target.fn
 

@@ -388,19 +388,32 @@ class OpsGen(_Base):
         if kind is int and self.non_negative(idx):
             self.list_access(obj, target is list, fast, slow)
             return
-        in_bounds = self.compare(self.K(-1), [ast.Lt(), ast.Lt()], [idx, self.call("len", obj)])
-        int_key = None if kind is int else self.type_is(idx, "int")
-        is_vec = self.and_(None if target is list else self.type_is(obj, "list"), int_key, in_bounds)
         is_obj = self.and_(self.type_is(obj, "dict"), None if kind is str else self.type_is(idx, "str"))
-        test = is_vec if kind is int else is_obj if kind is str else self.or_(is_vec, is_obj)
-        self.if_(test, fast, slow)
+        if kind is str:
+            self.if_(is_obj, fast, slow)
+            return
+        other = slow if kind is int else [placed(ast.If(is_obj, fast, copy.deepcopy(slow)), self.pos)]
+        self.if_(self.vector_index(obj, idx, kind, target), [self.caught(fast, slow)], copy.deepcopy(other))
+
+    def vector_index(self, obj: ast.expr, idx: ast.expr, kind: type | None, target: type | None) -> ast.expr:
+        """``obj`` is a vector and ``idx`` an int >= 0 (then an IndexError means out of range)."""
+        not_negative = self.compare(idx, [ast.GtE()], [self.K(0)])
+        return self.and_(
+            None if target is list else self.type_is(obj, "list"),
+            None if kind is int else self.type_is(idx, "int"),
+            not_negative,
+        )
+
+    def caught(self, fast: list[ast.stmt], slow: list[ast.stmt]) -> ast.stmt:
+        """``try: fast except IndexError: slow``: the ``try`` costs nothing until it catches,
+        where ``-1 < i < len(obj)`` costs a call."""
+        handler = ast.ExceptHandler(self.k(IndexError), None, slow, **self.pos)
+        return placed(ast.Try(fast, [handler], [], []), self.pos)
 
     def list_access(self, obj: ast.expr, is_list: bool, fast: list[ast.stmt], slow: list[ast.stmt]) -> None:
         """``fast`` (indexing ``obj`` with an int proved >= 0) when ``obj`` is a vector, with
-        ``slow`` (the checked helper, raising Rune's error) when the index is out of range:
-        the ``try`` costs nothing until it catches, where ``-1 < i < len(obj)`` costs a call."""
-        caught = ast.ExceptHandler(self.k(IndexError), None, slow, **self.pos)
-        guarded = placed(ast.Try(fast, [caught], [], []), self.pos)
+        ``slow`` (the checked helper, raising Rune's error) when the index is out of range."""
+        guarded = self.caught(fast, slow)
         if is_list:
             self.emit(guarded)
         else:
@@ -414,7 +427,12 @@ class OpsGen(_Base):
             )
             return
         value = self.simple(value)
-        if isinstance(t.target, (n.Path, n.Field, n.Index)) and type(t.name) is int:
+        own = self.self_field(obj, t.name)
+        if own is not None:
+            slow = [ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos)]
+            place = ast.Subscript(own[0], own[1], ast.Store(), **self.pos)
+            self.if_(self.is_not_none(own[0]), [ast.Assign([place], value, **self.pos)], slow)
+        elif isinstance(t.target, (n.Path, n.Field, n.Index)) and type(t.name) is int:
             # Tuples are Python tuples: rebuild and store back into their place.
             rebuilt = self.call("_tuple_set", obj, self.K(t.name), value)
             then: list[ast.stmt] = []
@@ -436,8 +454,9 @@ class OpsGen(_Base):
         return self.index_into(None, e)
 
     def index_into(self, target: str | None, e: n.Index) -> ast.expr:
-        """``e``'s value; for an int index proved >= 0 it is computed by statements into
-        ``target`` (a fresh temporary if None)."""
+        """``e``'s value, computed by statements into ``target`` (a fresh temporary if None): a
+        vector read inside ``try`` (an IndexError goes to the checked helper, as does every
+        other container or index type); the tests an index proved int and >= 0 needs are left out."""
         obj, idx = self.exprs([e.target, e.index])
         obj, idx = self.named(obj), self.simple(idx)
         is_list = self.static_type(e.target) is list
@@ -446,14 +465,22 @@ class OpsGen(_Base):
             slow = [self.assignment(t, self.call("_get_index", obj, idx))]
             self.list_access(obj, is_list, [self.assignment(t, self.sub(obj, idx))], slow)
             return self.N(t)
-        checks = [] if is_list else [self.type_is(obj, "list")]
-        if self.static_type(e.index) is not int:
-            checks.append(self.type_is(idx, "int"))
-        checks.append(self.compare(self.K(-1), [ast.Lt(), ast.Lt()], [idx, self.call("len", obj)]))
-        return self.ifexp(self.and_(*checks), self.sub(obj, idx), self.call("_get_index", obj, idx))
+        t = target or self.fresh("t")
+        slow = [self.assignment(t, self.call("_get_index", obj, idx))]
+        test = self.vector_index(obj, idx, self.static_type(e.index), list if is_list else None)
+        self.if_(test, [self.caught([self.assignment(t, self.sub(obj, idx))], slow)], copy.deepcopy(slow))
+        return self.N(t)
 
     def x_Field(self, e: n.Field, want: bool) -> ast.expr:
         return self.get_field(self.named(self.expr(e.target)), e.name)
+
+    def self_field(self, obj: ast.expr, name: str | int) -> tuple[ast.Name, ast.Constant] | None:
+        """The field list of ``self`` and the index of field ``name`` in it, when ``obj`` is the
+        ``self`` of a method of a named struct with that field (see ``bind_self_fields``)."""
+        own = self.ctx.self_fields
+        if own is None or type(obj) is not ast.Name or obj.id != own[0] or name not in own[2]:
+            return None
+        return self.N(own[1]), self.K(own[2][name])
 
     def get_field(self, obj: ast.expr, name: str | int, target: str | None = None) -> ast.expr:
         """Object fields inline (computed by statements into ``target``, a fresh temporary if
@@ -463,6 +490,9 @@ class OpsGen(_Base):
             return slow
         if self.fast_region is not None and (obj.id, name) in self.fast_region.reads:
             return self.N(self.fast_region.reads[(obj.id, name)])  # read and tested by the region
+        own = self.self_field(obj, name)
+        if own is not None:
+            return self.ifexp(self.is_not_none(own[0]), self.sub(*own), slow)
         # A missing key is caught (``try`` costs nothing until then) rather than tested first.
         t = target or self.fresh("t")
         missing = ast.ExceptHandler(self.k(KeyError), None, [self.assignment(t, slow)], **self.pos)

@@ -148,9 +148,15 @@ class PatternGen(_Base):
         values = self.attr(v, "values")
         tests = [self.type_is(v, "_Instance"), self.is_(self.attr(v, "type"), ref)]
         if isinstance(p, n.PTuple):
-            length = self.call("len", values)
-            op = ast.GtE() if p.rest else ast.Eq()
-            tests.append(self.compare(length, [op], [self.K(len(p.items))]))
+            if isinstance(target, TypeInfo) and target.kind == "tuple":
+                # Every instance of the type has its number of fields: decided here.
+                count = len(target.fields)
+                if count < len(p.items) or (count > len(p.items) and not p.rest):
+                    return self.K(False)
+            else:
+                length = self.call("len", values)
+                op = ast.GtE() if p.rest else ast.Eq()
+                tests.append(self.compare(length, [op], [self.K(len(p.items))]))
             for i, item in enumerate(p.items):
                 tests.append(self.pattern(item, self.sub(values, self.K(i))))
             return self.and_(*tests)

@@ -73,6 +73,9 @@ class Emitter:
     def compare(self, a: ast.expr, ops: list[ast.cmpop], rest: list[ast.expr]) -> ast.Compare:
         return placed(ast.Compare(a, ops, rest), self.pos)
 
+    def is_not_none(self, a: ast.expr) -> ast.Compare:
+        return self.compare(a, [ast.IsNot()], [self.K(None)])
+
     def is_(self, a: ast.expr, b: ast.expr) -> ast.expr:
         if type(a) is ast.Constant and type(b) is ast.Constant:
             # Folded: Python warns about `is` with a literal.

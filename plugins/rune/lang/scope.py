@@ -22,4 +22,7 @@ class FnCtx:
         self.bounds: dict[str, tuple[int, int]] = {}  # int locals with known (min, max)
         self.operands: dict[str, int] = {}  # Rune name -> uses that test its type
         self.typecache: dict[str, str] = {}  # local never reassigned -> local holding its type()
+        # In a method of a named struct: (self, the local holding its field values or None when
+        # `self` is not an instance of that struct, field name -> index).
+        self.self_fields: tuple[str, str, dict[str, int]] | None = None
         self.entry_tick = True  # False: ticks only in the branches that call or loop (``ticks``)

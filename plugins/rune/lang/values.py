@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .errors import RuneRuntimeError
+
 
 class Char(str):
     """A Rune ``char``; a one-character str subclass so it stays distinct from String."""
@@ -57,6 +59,7 @@ class TypeInfo:
         self.name = name
         self.kind = kind
         self.fields = fields
+        self.slots = {f: i for i, f in enumerate(fields)}  # field name -> index in ``values``
         self.enum_name = enum_name
         self.methods: dict[str, Any] = {}
         self.variants: dict[str, TypeInfo] = {}
@@ -66,8 +69,6 @@ class TypeInfo:
         return f"{self.enum_name}::{self.name}" if self.enum_name else self.name
 
     def __call__(self, *args: Any) -> Instance:
-        from .errors import RuneRuntimeError
-
         if self.kind != "tuple":
             raise RuneRuntimeError(f"`{self.full_name}` is not a tuple struct and cannot be called")
         if len(args) != len(self.fields):
@@ -88,18 +89,14 @@ class Instance:
 
     def get(self, name: str) -> Any:
         try:
-            return self.values[self.type.fields.index(name)]
-        except ValueError:
-            from .errors import RuneRuntimeError
-
+            return self.values[self.type.slots[name]]
+        except KeyError:
             raise RuneRuntimeError(f"`{self.type.full_name}` has no field `{name}`") from None
 
     def set(self, name: str, value: Any) -> None:
         try:
-            self.values[self.type.fields.index(name)] = value
-        except ValueError:
-            from .errors import RuneRuntimeError
-
+            self.values[self.type.slots[name]] = value
+        except KeyError:
             raise RuneRuntimeError(f"`{self.type.full_name}` has no field `{name}`") from None
 
 
@@ -107,9 +104,11 @@ class Function:
     """A Rune function or closure value.
 
     ``fn(run, *args)`` is the compiled code (it takes the current ``Run`` first); ``call(*args)``
-    is the same function for Python callers. Host code may build one from ``call`` alone."""
+    is the same function for Python callers. Host code may build one from ``call`` alone.
+    ``direct`` is what a call written in Rune code runs: ``fn`` without the budget tick of its
+    entry, for functions that tick only where they call or loop (see ``ticks``)."""
 
-    __slots__ = ("call", "fn", "is_async", "name", "returns_bool")
+    __slots__ = ("call", "direct", "fn", "is_async", "name", "returns_bool")
 
     def __init__(
         self,
@@ -125,7 +124,7 @@ class Function:
         if fn is None:
             assert call is not None
             fn = _stateless(call)
-        self.fn = fn
+        self.fn = self.direct = fn
         self.call = call if call is not None else _with_run(fn)
 
     def __call__(self, *args: Any) -> Any:
@@ -188,8 +187,6 @@ class Generator:
     def resume(self, value: Any) -> tuple[bool, Any]:
         """Send ``value``; returns (True, yielded) or (False, returned)."""
         if self.finished:
-            from .errors import RuneRuntimeError
-
             raise RuneRuntimeError("cannot resume a generator that has completed")
         try:
             return True, self.gen.send(value)
