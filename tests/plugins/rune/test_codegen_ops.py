@@ -4,14 +4,13 @@ same Rune errors as the checked code, and every loop iteration still takes a bud
 
 from __future__ import annotations
 
-import ast
-import builtins
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from toolmesh.plugins.rune.lang import RuneBudgetExceeded, RuneRuntimeError, codegen_items, compile_source
+from toolmesh.plugins.rune.lang import RuneBudgetExceeded, RuneRuntimeError, compile_source
 
 PRIMES = """
 const MAX = 10_000;
@@ -82,20 +81,6 @@ def _bodies() -> list[dict[str, Any]]:
 
 def _run(src: str, *args: Any, budget: int = 10**7) -> Any:
     return compile_source(src, "ops.rn").call("main", *args, budget=budget)
-
-
-def _generated(src: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The Python source of the compiled functions of ``src``."""
-    sources: list[str] = []
-
-    def capture(tree: Any, *args: Any, **kwargs: Any) -> Any:
-        if isinstance(tree, ast.Module):
-            sources.append(ast.unparse(tree))
-        return builtins.compile(tree, *args, **kwargs)
-
-    monkeypatch.setattr(codegen_items, "compile", capture, raising=False)
-    compile_source(src, "gen.rn").compile_all()
-    return "\n".join(sources)
 
 
 def test_primes() -> None:
@@ -308,8 +293,8 @@ def test_budget_still_stops_loops(src: str) -> None:
         _run(src, budget=10_000)
 
 
-def test_primes_inner_loop_is_unchecked(monkeypatch: pytest.MonkeyPatch) -> None:
-    code = _generated(PRIMES, monkeypatch)
+def test_primes_inner_loop_is_unchecked(generated: Callable[[str], str]) -> None:
+    code = generated(PRIMES)
     inner = code[code.index("for _ in _s:") :]
     inner = inner[: inner.index("else:\n")]
     assert "_overflow" not in inner and "len(" not in inner  # `i` is in 4..9999 there
@@ -317,8 +302,8 @@ def test_primes_inner_loop_is_unchecked(monkeypatch: pytest.MonkeyPatch) -> None
     assert "_overflow('+')" in code  # the unbounded counter is still checked
 
 
-def test_float_region_keeps_the_checked_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    code = _generated(ADVANCE, monkeypatch)
+def test_float_region_keeps_the_checked_version(generated: Callable[[str], str]) -> None:
+    code = generated(ADVANCE)
     assert "_sub(" in code and "_mul(" in code  # the general version of the region
     assert "zip(" in code  # for loops still take one tick per item
     assert code.count("is float") >= 3

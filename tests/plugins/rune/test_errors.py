@@ -177,3 +177,25 @@ def test_a_name_defined_twice_is_a_compile_error(name: str, src: str, item: str,
     with pytest.raises(RuneCompileError, match=f"`{item}` is defined twice") as info:
         compile_source(src, "dup.rn")
     assert (info.value.file, info.value.line) == ("dup.rn", line)
+
+
+# A local whose bounds are known (`let i = 0`) and which a nested block, branch, loop or arm
+# assigns: after it, the bounds are gone and the check is back.
+BIG = "9223372036854775807"
+ASSIGNED_INSIDE = [
+    f"if true {{ i = {BIG}; }}",
+    f"if true {{ i += {BIG}; }}",
+    f"let j = 0; while j < 1 {{ i = {BIG}; j += 1; }}",
+    f"for x in 0..1 {{ i = {BIG}; }}",
+    f"loop {{ i = {BIG}; break; }}",
+    f"match 1 {{ 1 => {{ i = {BIG}; }} _ => {{}} }}",
+    f"{{ i = {BIG}; }}",
+    f"let f = || 1; if f() == 1 {{ i = {BIG} }} else {{ i = 0 }};",
+    f"let j = if true {{ i = {BIG}; 1 }} else {{ 2 }};",
+]
+
+
+@pytest.mark.parametrize("stmt", ASSIGNED_INSIDE)
+def test_bounds_do_not_outlive_an_inner_assignment(stmt: str) -> None:
+    with pytest.raises(RuneRuntimeError, match="integer overflow"):
+        compile_source(f"fn main() {{ let i = 0; {stmt} i + 1 }}", "b.rn").call("main")
