@@ -385,39 +385,41 @@ class OpsGen(_Base):
         place = ast.Subscript(obj, idx, ast.Store(), **self.pos)
         fast = [ast.Assign([place], value, **self.pos)]
         slow = [ast.Expr(self.call("_set_index", obj, idx, value), **self.pos)]
-        if kind is int and self.non_negative(idx):
-            self.list_access(obj, target is list, fast, slow)
-            return
-        is_obj = self.and_(self.type_is(obj, "dict"), None if kind is str else self.type_is(idx, "str"))
         if kind is str:
-            self.if_(is_obj, fast, slow)
+            self.if_(self.type_is(obj, "dict"), fast, slow)
             return
-        other = slow if kind is int else [placed(ast.If(is_obj, fast, copy.deepcopy(slow)), self.pos)]
-        self.if_(self.vector_index(obj, idx, kind, target), [self.caught(fast, slow)], copy.deepcopy(other))
+        other = None
+        if kind is not int:  # an object with a string key, after the vector tests
+            is_obj = self.and_(self.type_is(obj, "dict"), self.type_is(idx, "str"))
+            other = [placed(ast.If(is_obj, copy.deepcopy(fast), copy.deepcopy(slow)), self.pos)]
+        self.list_access(obj, idx, kind, target is list, fast, slow, other)
 
-    def vector_index(self, obj: ast.expr, idx: ast.expr, kind: type | None, target: type | None) -> ast.expr:
-        """``obj`` is a vector and ``idx`` an int >= 0 (then an IndexError means out of range)."""
-        not_negative = self.compare(idx, [ast.GtE()], [self.K(0)])
-        return self.and_(
-            None if target is list else self.type_is(obj, "list"),
+    def list_access(
+        self,
+        obj: ast.expr,
+        idx: ast.expr,
+        kind: type | None,
+        is_list: bool,
+        fast: list[ast.stmt],
+        slow: list[ast.stmt],
+        other: list[ast.stmt] | None = None,
+    ) -> None:
+        """``fast`` (indexing ``obj`` with ``idx``, of static type ``kind``) when ``obj`` is a
+        vector and ``idx`` an int >= 0, each test left out where proved; inside ``try``, where an
+        IndexError (out of range) runs ``slow``, the checked helper raising Rune's error. The
+        ``try`` costs nothing until it catches, where ``-1 < i < len(obj)`` costs a call.
+        ``other`` (``slow`` if None) runs when a test fails: Python would wrap a negative index."""
+        checks = [
+            None if is_list else self.type_is(obj, "list"),
             None if kind is int else self.type_is(idx, "int"),
-            not_negative,
-        )
-
-    def caught(self, fast: list[ast.stmt], slow: list[ast.stmt]) -> ast.stmt:
-        """``try: fast except IndexError: slow``: the ``try`` costs nothing until it catches,
-        where ``-1 < i < len(obj)`` costs a call."""
+            None if kind is int and self.non_negative(idx) else self.compare(idx, [ast.GtE()], [self.K(0)]),
+        ]
         handler = ast.ExceptHandler(self.k(IndexError), None, slow, **self.pos)
-        return placed(ast.Try(fast, [handler], [], []), self.pos)
-
-    def list_access(self, obj: ast.expr, is_list: bool, fast: list[ast.stmt], slow: list[ast.stmt]) -> None:
-        """``fast`` (indexing ``obj`` with an int proved >= 0) when ``obj`` is a vector, with
-        ``slow`` (the checked helper, raising Rune's error) when the index is out of range."""
-        guarded = self.caught(fast, slow)
-        if is_list:
+        guarded = placed(ast.Try(fast, [handler], [], []), self.pos)
+        if all(c is None for c in checks):
             self.emit(guarded)
         else:
-            self.if_(self.type_is(obj, "list"), [guarded], copy.deepcopy(slow))
+            self.if_(self.and_(*checks), [guarded], other if other is not None else copy.deepcopy(slow))
 
     def store_field(self, t: n.Field, obj: ast.expr, value: ast.expr) -> None:
         if self.fast_region is not None and type(obj) is ast.Name and obj.id in self.fast_region.objects:
@@ -459,16 +461,12 @@ class OpsGen(_Base):
         other container or index type); the tests an index proved int and >= 0 needs are left out."""
         obj, idx = self.exprs([e.target, e.index])
         obj, idx = self.named(obj), self.simple(idx)
-        is_list = self.static_type(e.target) is list
-        if self.static_type(e.index) is int and self.non_negative(idx):
-            t = target or self.fresh("t")
-            slow = [self.assignment(t, self.call("_get_index", obj, idx))]
-            self.list_access(obj, is_list, [self.assignment(t, self.sub(obj, idx))], slow)
-            return self.N(t)
         t = target or self.fresh("t")
         slow = [self.assignment(t, self.call("_get_index", obj, idx))]
-        test = self.vector_index(obj, idx, self.static_type(e.index), list if is_list else None)
-        self.if_(test, [self.caught([self.assignment(t, self.sub(obj, idx))], slow)], copy.deepcopy(slow))
+        is_list = self.static_type(e.target) is list
+        self.list_access(
+            obj, idx, self.static_type(e.index), is_list, [self.assignment(t, self.sub(obj, idx))], slow
+        )
         return self.N(t)
 
     def x_Field(self, e: n.Field, want: bool) -> ast.expr:
