@@ -253,9 +253,6 @@ class CodeGen(
             else:
                 py = self.fresh(s.pattern.name)  # bound after the value: `let x = x + 1`
                 self.value_into(py, s.value)
-                v = s.value
-                if type(v) is n.Lit and type(v.value) is int and s.pattern.name not in self.ctx.reassigned:
-                    self.ctx.bounds[py] = (v.value, v.value)  # `x * k` with `let k = 3` cannot overflow
                 self.declare(s.pattern.name, py=py)
                 self.cache_type(s.pattern.name, py)
         elif isinstance(s, n.Let):
