@@ -33,7 +33,8 @@ def _children(node: n.Node) -> list[n.Node]:
     return out
 
 
-def _nodes(parts: tuple[n.Node, ...]) -> list[n.Node]:
+def nodes(parts: tuple[n.Node, ...]) -> list[n.Node]:
+    """``parts`` and every node below them in the same function (see ``_children``)."""
     out: list[n.Node] = []
     stack = list(parts)
     while stack:
@@ -47,7 +48,7 @@ def assignments(parts: tuple[n.Node, ...]) -> dict[str, list[n.Node | None]]:
     """Rune names that ``parts`` may assign, each with its ``Assign`` nodes (None for an
     assignment of another form: a tuple target, a string mutated in place)."""
     found: dict[str, list[n.Node | None]] = {}
-    for node in _nodes(parts):
+    for node in nodes(parts):
         if isinstance(node, n.Assign):
             targets = node.target.items if isinstance(node.target, n.TupleLit) else [node.target]
             for t in targets:
@@ -62,4 +63,4 @@ def assignments(parts: tuple[n.Node, ...]) -> dict[str, list[n.Node | None]]:
 
 def binds(parts: tuple[n.Node, ...], name: str) -> bool:
     """Whether ``parts`` bind ``name`` anywhere (``let``, patterns, closure parameters)."""
-    return any(isinstance(node, n.PBind) and node.name == name for node in _nodes(parts))
+    return any(isinstance(node, n.PBind) and node.name == name for node in nodes(parts))

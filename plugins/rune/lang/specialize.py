@@ -16,6 +16,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
+from .flow import nodes
 from .narrowing import diverges
 from .numtypes import Calls, Facts, static_type
 
@@ -28,6 +29,7 @@ else:
     _Base = object
 
 _NEVER = object()  # the type of an expression that never produces a value (`return`, `panic!`)
+_EXITS = (n.Return, n.Try)  # nodes that leave a function early
 
 
 class Clone:
@@ -196,24 +198,4 @@ def _join(a: Any, b: Any) -> Any:
 def _exits(body: n.Node) -> list[n.Node | None]:
     """The values of the ``return`` expressions of a function body (None for a bare ``return``
     and for each ``?``, which may return early), not looking into closures and items."""
-    found: list[n.Node | None] = []
-
-    def walk(node: Any) -> None:
-        cls = type(node)
-        if cls is list or cls is tuple:
-            for x in node:
-                walk(x)
-            return
-        if not isinstance(node, n.Node) or cls is n.Closure or isinstance(node, n.Item):
-            return
-        if cls is n.Block and node.is_async:
-            return
-        if cls is n.Return:
-            found.append(node.value)
-        elif cls is n.Try:
-            found.append(None)
-        for name in n.child_fields(cls):
-            walk(getattr(node, name))
-
-    walk(body)
-    return found
+    return [node.value if type(node) is n.Return else None for node in nodes((body,)) if type(node) in _EXITS]
