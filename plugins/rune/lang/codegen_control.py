@@ -199,10 +199,7 @@ class ControlGen(_Base):
         if isinstance(e.pattern, n.PBind):
             var = self.declare(e.pattern.name, int if is_range else None)
             if is_range and e.pattern.name not in self.ctx.reassigned:
-                # Each item is an i64 within the ends' bounds (an i64 end: at most i64::MAX).
-                lo = (self.bounds_of(start) or (I64_MIN, I64_MAX))[0]
-                hi = (self.bounds_of(end) or (I64_MIN, I64_MAX))[1] - (0 if it.inclusive else 1)
-                self.ctx.bounds[var] = (lo, max(lo, hi))
+                self.ctx.bounds[var] = self.range_item_bounds(start, end, it.inclusive)
         else:
             var = self.fresh("v")
             saved = self.into(head)
@@ -223,6 +220,13 @@ class ControlGen(_Base):
         done = [ast.If(self.not_(left), [ast.Expr(self.call("_oob"), **self.pos)], [], **self.pos)]
         stmt = ast.For(target, ticked, body or [ast.Pass(**self.pos)], done, **self.pos)
         return self.end_loop(loop, stmt)
+
+    def range_item_bounds(self, start: ast.expr, end: ast.expr, inclusive: bool) -> tuple[int, int]:
+        """Bounds of the items of an int range with these ends: each is an i64 within the ends'
+        bounds (an i64 end: at most i64::MAX)."""
+        lo = (self.bounds_of(start) or (I64_MIN, I64_MAX))[0]
+        hi = (self.bounds_of(end) or (I64_MIN, I64_MAX))[1] - (0 if inclusive else 1)
+        return lo, max(lo, hi)
 
     def range_source(self, it: n.Range) -> tuple[ast.expr, ast.expr, ast.expr]:
         """The iterable of ``for x in a..b`` and the values of its ends: ``range`` itself for

@@ -13,8 +13,8 @@ inlined (their parameter bound to the current element) and one budget tick per e
         ... the same chain through `_invoke`, closures and all
 
 Over an integer range ``(a..b).iter()`` the loop runs over ``_range(a, b)`` itself (ends not
-statically int are tested once, before it), so the elements are ints, with the range's bounds
-when both ends are literals: the inlined arithmetic then drops its ``type(x) is int`` tests and
+statically int are tested once, before it), so the elements are ints within the bounds of the
+ends (``ControlGen.range_item_bounds``, as for ``for`` loops): the inlined arithmetic then drops its ``type(x) is int`` tests and
 ``OpsGen.interval`` may drop range checks. A ``sum`` of values statically int is accumulated in
 the loop with the checked ``+`` (Rune's sum adds pairwise, raising on overflow) instead of a
 list summed afterwards.
@@ -106,20 +106,18 @@ class FusionGen(_Base):
     def fused_range(
         self, r: n.Range, stages: list[tuple[str, n.Closure]], consumer: str, result: str
     ) -> None:
-        """A pipeline over ``a..b``: the loop runs over ``range(a, b)`` directly, and its
-        elements are ints, with the range's bounds when both ends are literals. Ends not
+        """A pipeline over ``a..b``: the loop runs over ``_range(a, b)`` directly, and its
+        elements are ints within the bounds of the ends. Ends not
         statically int are tested once; anything else takes the general path, which raises
         the error of iterating such a range."""
         start, end = (self.simple(v) for v in self.exprs([r.start, r.end]))
-        bounds = None
-        if all(type(x) is ast.Constant and type(x.value) is int for x in (start, end)):
-            last = end.value if r.inclusive else end.value - 1  # type: ignore[union-attr]
-            bounds = (start.value, max(start.value, last))  # type: ignore[union-attr]
         saved = self.out
         fused: list[ast.stmt] = []
         self.into(fused)
         source = self.call("_range", start, end, self.K(r.inclusive))
-        self.fused_loop(source, int, bounds, stages, consumer, result)
+        self.fused_loop(
+            source, int, self.range_item_bounds(start, end, r.inclusive), stages, consumer, result
+        )
         self.out = saved
         ends = ((start, r.start), (end, r.end))
         checks = [self.type_is(v, "int") for v, node in ends if self.numeric_type(node) is not int]
