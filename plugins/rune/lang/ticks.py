@@ -41,7 +41,7 @@ def plain(node: Any) -> bool:
 
 def ticks_at_entry(body: n.Node) -> bool:
     """Whether a function with this body must tick at entry, or can tick in its branches (see
-    ``branch_ticks``) or not at all."""
+    ``CodeGen.branch_return``) or not at all."""
     if plain(body):
         return False
     if type(body) is not n.Block or body.is_async or body.tail is None or not plain(body.stmts):
