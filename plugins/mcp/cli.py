@@ -16,6 +16,13 @@ from toolmesh.cli_options import NatsOption, PrefixOption, fail
 
 from .http_security import TOKEN_ENV, HttpSecurity, is_loopback
 from .server_config import MODES, load_server_configs
+from .session_admission import (
+    DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CLIENT_SESSIONS,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_UNUSED_TIMEOUT,
+    SessionLimits,
+)
 
 __all__ = ["mcp_app", "parse_listen_address"]
 
@@ -66,6 +73,36 @@ def serve(
     timeout: Annotated[
         float | None, typer.Option("--timeout", help="Deadline of each tool call in seconds.")
     ] = None,
+    max_sessions: Annotated[
+        int,
+        typer.Option(
+            "--max-sessions", envvar="TOOLMESH_MCP_MAX_SESSIONS", help="HTTP: open sessions in all at most."
+        ),
+    ] = DEFAULT_MAX_SESSIONS,
+    max_client_sessions: Annotated[
+        int,
+        typer.Option(
+            "--max-client-sessions",
+            envvar="TOOLMESH_MCP_MAX_CLIENT_SESSIONS",
+            help="HTTP: open sessions per client (remote address and credential) at most; beyond: 429.",
+        ),
+    ] = DEFAULT_MAX_CLIENT_SESSIONS,
+    session_unused_timeout: Annotated[
+        float,
+        typer.Option(
+            "--session-unused-timeout",
+            envvar="TOOLMESH_MCP_SESSION_UNUSED_TIMEOUT",
+            help="HTTP: end a session that sent no request this many seconds after initialize.",
+        ),
+    ] = DEFAULT_UNUSED_TIMEOUT,
+    session_idle_timeout: Annotated[
+        float,
+        typer.Option(
+            "--session-idle-timeout",
+            envvar="TOOLMESH_MCP_SESSION_IDLE_TIMEOUT",
+            help="HTTP: end a session with no request in flight for this many seconds.",
+        ),
+    ] = DEFAULT_IDLE_TIMEOUT,
     proxy_servers: Annotated[
         bool,
         typer.Option(
@@ -84,6 +121,7 @@ def serve(
     except ToolmeshError as exc:
         raise fail(str(exc)) from None
     security: HttpSecurity | None = None
+    limits: SessionLimits | None = None
     if http is not None:
         try:
             host, port = parse_listen_address(http)
@@ -101,6 +139,15 @@ def serve(
             allowed_hosts=tuple(allow_host or ()),
             allowed_origins=tuple(allow_origin or ()),
         )
+        try:
+            limits = SessionLimits(
+                max_sessions=max_sessions,
+                max_client_sessions=max_client_sessions,
+                unused_timeout=session_unused_timeout,
+                idle_timeout=session_idle_timeout,
+            )
+        except ToolmeshError as exc:
+            raise fail(str(exc)) from None
 
     try:
         from . import gateway_transports
@@ -130,7 +177,7 @@ def serve(
 
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(announce)
-                    await gateway_transports.serve_http(gateway, security, ready=ready)
+                    await gateway_transports.serve_http(gateway, security, limits=limits, ready=ready)
                     tg.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):

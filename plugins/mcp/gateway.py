@@ -46,6 +46,8 @@ CATALOG_POLL = 1.0
 """Seconds between catalog reads that catch nodes which vanished without announcing it."""
 
 _MAX_CONNECTIONS = 10_000
+_BEFORE_INITIALIZE = frozenset({"initialize", "ping"})
+"""Requests the MCP lifecycle allows before ``initialize`` has been answered."""
 _LOG_LEVELS: tuple[str, ...] = (
     "debug",
     "info",
@@ -112,6 +114,7 @@ class Gateway:
             on_call_tool=self._call_tool,
         )
         self.server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self._set_level)
+        self.server.middleware.append(self._require_initialize)
         self.server.middleware.append(self._remember_connection)
         self.server.middleware.append(self._list_tools_fast)
         self.tasks = TaskRunner(self)
@@ -197,6 +200,28 @@ class Gateway:
                 await session.send_tool_list_changed()
             except Exception as exc:  # noqa: BLE001 - a gone client must not stop the others
                 _log.debug("list_changed not delivered: %s", exc)
+
+    async def _require_initialize(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        """Refuse every request but ``initialize`` and ``ping`` until the handshake (-32600, Invalid Request).
+
+        The SDK's own gate sits behind the gateway's middleware (which answers
+        ``tools/list`` and tasks itself), so the gateway checks first.  MCP
+        names no code for this; -32002 ("Server not initialized" in LSP) is
+        MCP's retired resource-not-found code, so the JSON-RPC code fits best.
+        A 2026-07-28 connection carries its handshake in every request.
+        """
+        if (
+            ctx.method in _BEFORE_INITIALIZE
+            or ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+            or ctx.session.client_params is not None
+        ):
+            return await call_next(ctx)
+        raise MCPError(
+            types.INVALID_REQUEST,
+            f"Server not initialized: send initialize before {ctx.method!r} (only ping may come first)",
+        )
 
     async def _remember_connection(
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
