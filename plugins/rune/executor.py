@@ -1,15 +1,18 @@
 """Run a Rune tool: arguments in, a worker thread that can be stopped at the deadline, typed errors out.
 
-Scripts run in worker threads (a script is CPU-bound Python code).  The kernel
-enforces the deadline by cancelling the call; the script's thread is then
-stopped too, by raising an exception in it (``PyThreadState_SetAsyncExc``),
-so an endless loop does not keep a core busy after its caller got
-``timeout``.  The language's own budgets (instructions, recursion depth,
-sizes) apply to every run as well.
+Scripts run in worker threads (a script is CPU-bound Python code), at most a
+few at a time (``pool.ScriptPool``: admission, waiting line, refusal).  A run
+stops itself at the call's deadline (its tick counter looks at the clock, see
+``lang.limits``), so a spin ends on time however many scripts share the CPU;
+the kernel also cancels the call at the deadline, and the script's thread is
+then stopped by raising an exception in it (``PyThreadState_SetAsyncExc``).
+The language's own budgets (instructions, recursion depth, value sizes and
+memory) apply to every run as well.
 
 A thread hop costs more than a trivial script, so a sync tool whose last
 runs were all quick is first tried on the event loop with a tiny instruction
-budget (``INLINE_BUDGET``); if that is not enough it runs again in a thread.
+budget (``INLINE_BUDGET``) and memory budget (``INLINE_MEMORY``), so that no
+attempt holds up the loop; if that is not enough it runs again in a thread.
 Such a setback sends the tool back to worker threads until it has again been
 quick there, for twice as many runs each time (capped), so a tool that is
 only sometimes slow seldom holds up the event loop, while one hiccup of the
@@ -35,22 +38,37 @@ from toolmesh import CallContext, CallTimeout, ExecutionFailed, InvalidArguments
 from toolmesh.plugins.rune.lang import (
     RuneBudgetExceeded,
     RuneError,
+    RuneLimitError,
     RunePanic,
     Unit,
     from_python,
-    to_python,
+    to_json,
 )
+from toolmesh.plugins.rune.lang.asyncio_bridge import HOST_AWAIT
+from toolmesh.plugins.rune.lang.limits import MAX_MEMORY
 from toolmesh.plugins.rune.lang.values import Option, Result
 
 from .host import CURRENT_CALL, INLINE, NeedsThread
+from .pool import ScriptPool, Slot
 from .tool_format import RuneTool
 
-__all__ = ["FAST_RUNS", "FAST_SECONDS", "INLINE_BUDGET", "MAX_BACKOFF", "ToolEntry", "run_tool"]
+__all__ = [
+    "FAST_RUNS",
+    "FAST_SECONDS",
+    "INLINE_BUDGET",
+    "INLINE_MEMORY",
+    "MAX_BACKOFF",
+    "ToolEntry",
+    "run_tool",
+]
 
 _log = logging.getLogger("toolmesh.rune")
 
 INLINE_BUDGET = 1_000
 """Instructions a quick sync tool may run on the event loop before it moves to a worker thread."""
+
+INLINE_MEMORY = 1 << 20
+"""Bytes of big values a quick sync tool may build on the event loop before it moves to a thread."""
 
 FAST_SECONDS = 0.001
 """CPU seconds: a run this short counts as quick; an inline attempt longer than this is a setback."""
@@ -120,10 +138,12 @@ def _failure(tool: RuneTool, error: RuneError) -> ExecutionFailed | CallTimeout:
     }
     if isinstance(error, RuneBudgetExceeded):
         return CallTimeout(
-            f"tool {tool.name!r} used up its instruction budget at {where} (an endless loop?);"
-            " make it do less work per call",
+            f"tool {tool.name!r} stopped at {where}: {error.message} (an endless loop?);"
+            " make it do less work per call or raise its timeout_ms",
             details=details,
         )
+    if isinstance(error, RuneLimitError):
+        return ExecutionFailed(f"tool {tool.name!r} hit a limit at {where}: {error.message}", details=details)
     verb = "panicked" if isinstance(error, RunePanic) else "failed"
     return ExecutionFailed(f"tool {tool.name!r} {verb} at {where}: {error.message}", details=details)
 
@@ -132,7 +152,7 @@ def _unwrap(tool: RuneTool, value: Any) -> Any:
     """A tool's Rune return value as JSON data: ``Ok(v)``/``Some(v)`` unwrap, ``Err(e)`` fails."""
     if type(value) is Result:
         if not value.is_ok:
-            error = to_python(value.value)
+            error = to_json(value.value, "the error value")
             # the value as the caller would see it: JSON, not Python's repr
             text = error if isinstance(error, str) else json.dumps(error, ensure_ascii=False)
             raise ExecutionFailed(
@@ -142,7 +162,7 @@ def _unwrap(tool: RuneTool, value: Any) -> Any:
         value = value.value
     elif type(value) is Option:
         value = value.value if value.is_some else None
-    return to_python(value)
+    return to_json(value, "the result")
 
 
 @dataclass(eq=False)
@@ -178,15 +198,21 @@ class ToolEntry:
         self.setbacks += 1
 
 
-def _call(run: _Run, tool: RuneTool, unit: Unit, args: list[Any], context: CallContext) -> tuple[Any, float]:
+def _call(
+    run: _Run, entry: ToolEntry, args: list[Any], context: CallContext, slot: Slot, max_memory: int
+) -> tuple[Any, float]:
     """The worker thread's body: run the function, convert its value; errors are raised typed."""
+    tool = entry.tool
     out = io.StringIO()
     try:
         run.enter()
         CURRENT_CALL.set(context)  # this thread runs in a copy of the caller's context
+        HOST_AWAIT.set(slot.outside)
         started = time.thread_time()
         try:
-            value = unit.call(tool.function, *args, stdout=out, raw=True)
+            value = entry.unit.call(
+                tool.function, *args, stdout=out, raw=True, deadline=context.deadline, max_memory=max_memory
+            )
         finally:
             run.finish()
         return _unwrap(tool, value), time.thread_time() - started
@@ -219,8 +245,10 @@ def _run_inline(entry: ToolEntry, args: list[Any]) -> tuple[bool, Any]:
     started = time.thread_time()
     token = INLINE.set(True)
     try:
-        value = entry.unit.call(tool.function, *args, stdout=_discard, raw=True, budget=INLINE_BUDGET)
-    except (RuneBudgetExceeded, NeedsThread):
+        value = entry.unit.call(
+            tool.function, *args, stdout=_discard, raw=True, budget=INLINE_BUDGET, max_memory=INLINE_MEMORY
+        )
+    except (RuneLimitError, NeedsThread):  # the budget, memory or stack of an attempt: not a verdict
         entry.set_back()
         return False, None
     except RuneError as exc:
@@ -239,12 +267,19 @@ def _discard(text: str) -> None:
     pass
 
 
-async def run_tool(entry: ToolEntry, arguments: dict[str, Any], context: CallContext) -> Any:
+async def run_tool(
+    entry: ToolEntry,
+    arguments: dict[str, Any],
+    context: CallContext,
+    pool: ScriptPool,
+    max_memory: int = MAX_MEMORY,
+) -> Any:
     """Call the entry's tool with validated JSON ``arguments``; returns JSON data.
 
     Raises ``InvalidArguments`` for values Rune cannot hold, ``CallTimeout``
-    when the instruction budget runs out, ``ExecutionFailed`` (with the Rune
-    message, location and stack trace) for panics, errors and ``Err(...)``.
+    when the instruction budget or the deadline runs out, ``ToolUnavailable``
+    when too many scripts wait for ``pool``, ``ExecutionFailed`` (with the Rune
+    message, location and stack trace) for panics, errors, limits and ``Err(...)``.
     """
     tool = entry.tool
     if entry.inline and not tool.is_async:
@@ -253,13 +288,16 @@ async def run_tool(entry: ToolEntry, arguments: dict[str, Any], context: CallCon
             return value
     args = _convert(tool, arguments)
     run = _Run()
+    slot = await pool.admit(tool.name, context.deadline)
     try:
         value, seconds = await anyio.to_thread.run_sync(
-            _call, run, tool, entry.unit, args, context, abandon_on_cancel=True
+            _call, run, entry, args, context, slot, max_memory, abandon_on_cancel=True
         )
     except anyio.get_cancelled_exc_class():
         run.interrupt()
         raise
+    finally:
+        slot.close()
     if not tool.is_async:
         entry.record(seconds)
     return value

@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 from toolmesh import CallContext
 from toolmesh.contracts import TextContent
-from toolmesh.plugins.rune.lang import RuneRuntimeError, from_python, to_python
+from toolmesh.plugins.rune.lang import RuneRuntimeError, from_python, to_json
 
 __all__ = ["CURRENT_CALL", "HOST_MODULES", "INLINE", "NeedsThread", "call"]
 
@@ -73,7 +73,7 @@ def call(name: Any, arguments: Any = None) -> Any:
         raise RuneRuntimeError("`toolmesh::call` works only while a tool is being called on a node")
     if type(name) is not str:
         raise RuneRuntimeError("`toolmesh::call` expects the tool name as a string first")
-    args = {} if arguments is None else to_python(arguments)
+    args = {} if arguments is None else to_json(arguments, "the arguments")  # JSON: no inf/NaN
     if not isinstance(args, dict):
         raise RuneRuntimeError("`toolmesh::call` expects the arguments as an object, e.g. #{a: 1}")
     return _nested(context, name, args)

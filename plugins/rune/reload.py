@@ -29,7 +29,9 @@ from toolmesh import CallContext, ConfigError, Kernel, ToolUnavailable
 from toolmesh.contracts import ToolSpec
 
 from .executor import ToolEntry, run_tool
+from .lang.limits import MAX_MEMORY
 from .loader import SUFFIX, LoadedFile, find_rune_files, load_file, placeholder_name, resolve_tools, skipped
+from .pool import DEFAULT_MAX_RUNNING, DEFAULT_MAX_WAITING, ScriptPool
 from .tool_format import Problem, RuneTool
 
 __all__ = ["DEFAULT_TIMEOUT_MS", "SOURCE", "RuneCatalog", "RuneSettings"]
@@ -43,29 +45,50 @@ DEFAULT_TIMEOUT_MS = 30_000
 _log = logging.getLogger("toolmesh.rune")
 
 
+_INTEGER_SETTINGS = {
+    # name: (default, lowest, highest)
+    "debounce_ms": (50, 1, 5000),
+    "max_running": (DEFAULT_MAX_RUNNING, 1, 256),
+    "max_waiting": (DEFAULT_MAX_WAITING, 0, 100_000),
+    "max_memory_mb": (MAX_MEMORY >> 20, 1, 1 << 20),
+}
+
+
 @dataclass(frozen=True)
 class RuneSettings:
     """The ``[rune]`` table of ``toolmesh.toml``: ``watch`` (hot reload, default true),
-    ``debounce_ms`` (how long a burst of file changes is gathered, default 50)."""
+    ``debounce_ms`` (how long a burst of file changes is gathered, default 50), ``max_running``
+    (scripts run at once, default 2), ``max_waiting`` (calls that may wait for one of them,
+    default 200) and ``max_memory_mb`` (memory the big values of one run may take, default 256)."""
 
     watch: bool = True
     debounce_ms: int = 50
+    max_running: int = DEFAULT_MAX_RUNNING
+    max_waiting: int = DEFAULT_MAX_WAITING
+    max_memory_mb: int = MAX_MEMORY >> 20
 
     @classmethod
     def from_table(cls, table: dict[str, Any] | None) -> RuneSettings:
         """Build from the TOML table, with a readable error for a wrong value."""
         table = dict(table or {})
-        unknown = set(table) - {"watch", "debounce_ms"}
+        known = {"watch", *_INTEGER_SETTINGS}
+        unknown = set(table) - known
         if unknown:  # a warning, not an error: the table may also hold settings of the language
             _log.warning(
-                "ignoring unknown [rune] settings %s; the loader knows watch, debounce_ms", sorted(unknown)
+                "ignoring unknown [rune] settings %s; the plugin knows %s",
+                sorted(unknown),
+                ", ".join(sorted(known)),
             )
-        watch, debounce = table.get("watch", True), table.get("debounce_ms", 50)
+        watch = table.get("watch", True)
         if not isinstance(watch, bool):
             raise ConfigError(f"[rune] watch must be true or false, not {watch!r}")
-        if type(debounce) is not int or not 0 < debounce <= 5000:
-            raise ConfigError(f"[rune] debounce_ms must be an integer from 1 to 5000, not {debounce!r}")
-        return cls(watch=watch, debounce_ms=debounce)
+        numbers: dict[str, int] = {}
+        for name, (default, low, high) in _INTEGER_SETTINGS.items():
+            value = table.get(name, default)
+            if type(value) is not int or not low <= value <= high:
+                raise ConfigError(f"[rune] {name} must be an integer from {low} to {high}, not {value!r}")
+            numbers[name] = value
+        return cls(watch=watch, **numbers)
 
 
 def _spec(tool: RuneTool, digest: str) -> ToolSpec:
@@ -112,6 +135,7 @@ class RuneCatalog:
         self._roots: tuple[tuple[Path, ...], frozenset[Path]] | None = None
         self._watcher: asyncio.Task[None] | None = None
         self._stop: anyio.Event | None = None
+        self._pool: ScriptPool | None = None
 
     # -------------------------------------------------------------- discovery
 
@@ -232,7 +256,9 @@ class RuneCatalog:
         entry = self.tools.get(spec.name)
         if entry is None:
             return _unavailable(spec)
-        return run_tool(entry, arguments, context)
+        if self._pool is None:  # made on first use, inside the event loop
+            self._pool = ScriptPool(self.settings.max_running, self.settings.max_waiting)
+        return run_tool(entry, arguments, context, self._pool, self.settings.max_memory_mb << 20)
 
     # -------------------------------------------------------------- hot reload
 

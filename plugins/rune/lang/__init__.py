@@ -8,10 +8,10 @@ compiled once into code objects) -> runtime.
     await unit.call_async("fetch", "q")   # may `.await` host coroutines
     unit.functions["add"].attributes      # attributes and /// docs for loaders
 
-``to_python`` / ``from_python`` convert values; errors derive from ``RuneError``.
+``to_python`` / ``from_python`` convert values (``to_json`` refuses ``inf``/``NaN``); errors derive from ``RuneError``.
 """
 
-from .bridge import from_python, to_python
+from .bridge import from_python, to_json, to_python
 from .errors import (
     Frame,
     RuneBudgetExceeded,
@@ -37,5 +37,6 @@ __all__ = [
     "Unit",
     "compile_source",
     "from_python",
+    "to_json",
     "to_python",
 ]

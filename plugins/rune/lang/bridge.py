@@ -7,9 +7,11 @@ one-key objects ``{"Some": v}`` / ``{"None": null}`` / ``{"Ok": v}`` / ``{"Err":
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .errors import RuneRuntimeError
+from .formatting import format_float
 from .runtime import I64_MAX, I64_MIN, type_name
 from .values import NONE, Bytes, Char, Instance, Option, Result, some
 
@@ -41,6 +43,40 @@ def to_python(v: Any) -> Any:
     if t is Bytes:
         return list(v)
     raise RuneRuntimeError(f"`{type_name(v)}` values cannot cross to Python")
+
+
+def to_json(v: Any, what: str = "the value") -> Any:
+    """``to_python`` for data that becomes JSON: an ``inf`` or ``NaN`` float anywhere in it is an
+    error (JSON has neither; encoders would silently write ``null``)."""
+    data = to_python(v)
+    where = _non_finite(data, "")
+    if where is not None:
+        path, number = where
+        place = f"{what} at {path}" if path else what
+        raise RuneRuntimeError(
+            f"{place} is the float {format_float(number)}, which JSON cannot carry;"
+            " check with `is_finite()`, or return it as a string"
+        )
+    return data
+
+
+def _non_finite(data: Any, path: str) -> tuple[str, float] | None:
+    t = type(data)
+    if t is float:
+        return None if math.isfinite(data) else (path, data)
+    if t is list:
+        for i, x in enumerate(data):
+            if type(x) is not int and type(x) is not str:
+                found = _non_finite(x, f"{path}[{i}]")
+                if found is not None:
+                    return found
+    elif t is dict:
+        for k, x in data.items():
+            if type(x) is not int and type(x) is not str:
+                found = _non_finite(x, f"{path}.{k}" if path else k)
+                if found is not None:
+                    return found
+    return None
 
 
 def from_python(v: Any) -> Any:

@@ -25,6 +25,7 @@ from .codegen_ops import OpsGen
 from .codegen_patterns import PatternGen
 from .emit import Emitter, is_simple
 from .errors import RuneCompileError, RuneError
+from .limits import INLINE_APPEND
 from .macros import MacroGen
 from .narrowing import NarrowGen
 from .numtypes import Facts
@@ -346,19 +347,46 @@ class CodeGen(
         return self.K(v)
 
     def x_Template(self, e: n.Template, want: bool) -> ast.expr:
-        parts: list[ast.expr] = []
+        parts: list[ast.expr | str] = []
         vals = self.exprs([p for p in e.parts if not isinstance(p, str)])
         it = iter(vals)
         nodes = iter([p for p in e.parts if not isinstance(p, str)])
         for p in e.parts:
             if isinstance(p, str):
-                parts.append(self.K(p))
+                parts.append(p)
                 continue
             v, node = next(it), next(nodes)
-            if self.static_type(node) not in (int, str):
-                v = self.call("_display", v)
-            parts.append(ast.FormattedValue(v, -1, None, **self.pos))
-        return ast.JoinedStr(parts, **self.pos)
+            kind = self.static_type(node)
+            if kind is int:
+                parts.append(ast.FormattedValue(v, -1, None, **self.pos))  # a few digits: not measured
+            else:
+                parts.append(v if kind is str else self.call("_display", v))
+        return self.joined(parts)
+
+    def joined(self, parts: list[ast.expr | str]) -> ast.expr:
+        """An f-string of text pieces (``str``), strings (expressions) and ready ``FormattedValue``
+        parts; when the strings are long together, ``_allocate_text`` accounts for the result
+        before it is built (see ``limits``)."""
+        measured = [
+            self.simple(p) for p in parts if isinstance(p, ast.expr) and type(p) is not ast.FormattedValue
+        ]
+        it = iter(measured)
+        values: list[ast.expr] = []
+        for p in parts:
+            if isinstance(p, str):
+                values.append(self.K(p))
+            elif type(p) is ast.FormattedValue:
+                values.append(p)
+            else:
+                values.append(ast.FormattedValue(next(it), -1, None, **self.pos))
+        if measured:
+            fixed = sum(len(p) for p in parts if isinstance(p, str))
+            total = ast.BinOp(self.call("len", measured[0]), ast.Add(), self.K(fixed), **self.pos)
+            for v in measured[1:]:
+                total = ast.BinOp(total, ast.Add(), self.call("len", v), **self.pos)
+            long = self.compare(total, [ast.Gt()], [self.K(INLINE_APPEND)])
+            self.if_(long, [ast.Expr(self.call("_allocate_text", self.K(fixed), *measured), **self.pos)])
+        return ast.JoinedStr(values, **self.pos) if values else self.K("")
 
     def x_Path(self, e: n.Path, want: bool) -> ast.expr:
         if len(e.names) == 1:

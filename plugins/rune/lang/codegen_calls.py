@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from . import nodes as n
 from . import std_methods
 from .codegen_items import unready
+from .limits import INLINE_APPEND, ITEM_BLOCK, MAX_LENGTH
 from .resolve import UNRESOLVED
 from .scope import FnCtx
 from .values import Function, Module, TypeInfo
@@ -89,12 +90,14 @@ class CallsGen(_Base):
             return self.ifexp(self.type_is(obj, "list"), fast, slow)
         if name == "push" and len(args) == 1:
             arg = self.simple(args[0])
-            room = self.compare(self.call("len", obj), [ast.Lt()], [self.K(9_999_999)])
+            # inline into a small vector; a big one grows through `_push`, which accounts for
+            # each new block of items (``limits.grow``)
+            room = self.compare(self.call("len", obj), [ast.Lt()], [self.K(ITEM_BLOCK)])
             test = room if kind is list else self.and_(self.type_is(obj, "list"), room)
             return self.ifexp(
                 test,
                 self.call(self.attr(obj, "append"), arg),
-                self.call("_invoke", self.N("_s"), obj, self.K(name), arg),
+                self.call("_push", self.N("_s"), obj, arg),
             )
         if name in _FLOAT_METHODS and not args and kind in (float, None):
             fast = self.call(_FLOAT_METHODS[name], obj)
@@ -154,18 +157,17 @@ class CallsGen(_Base):
             and type(obj) is ast.Name
             and self.lookup_local(e.receiver) == obj.id
         ):
-            # `s = s + x` on the variable itself: CPython appends in place.
+            # `s = s + x` on the variable itself: CPython appends in place.  Only small appends
+            # to strings well below the cap: the others are checked before they are built.
             fast: list[ast.stmt] = []
             self.into(fast)
             self.assign(obj.id, self.binop(obj, ast.Add(), args[0]))
-            too_long = self.compare(self.call("len", obj), [ast.Gt()], [self.K(9_999_999)])
-            self.if_(
-                too_long,
-                [ast.Expr(self.call("_check_length", self.call("len", obj), self.K("string")), **self.pos)],
-            )
             self.assign(result, self.K(None))
             self.out = saved
-            self.if_(self.and_(self.type_is(obj, "str"), self.type_is(args[0], "str")), fast, general)
+            small = self.compare(self.call("len", args[0]), [ast.Lt()], [self.K(INLINE_APPEND)])
+            roomy = self.compare(self.call("len", obj), [ast.Lt()], [self.K(MAX_LENGTH - INLINE_APPEND)])
+            both_str = self.and_(self.type_is(obj, "str"), self.type_is(args[0], "str"), small, roomy)
+            self.if_(both_str, fast, general)
         else:
             self.out.extend(general)
         return self.N(result)

@@ -8,7 +8,6 @@ innermost loop; every loop it crosses tests the flag right after it ends."""
 from __future__ import annotations
 
 import ast
-import operator
 from typing import TYPE_CHECKING
 
 from . import nodes as n
@@ -214,11 +213,9 @@ class ControlGen(_Base):
             ast.Store(),
             **self.pos,
         )
+        # An exhausted budget raises inside zip(): the loop ends only with its source.
         ticked = self.call("zip", source, self.N("_s"))
-        # The loop also ends when the budget runs out: no ticks left then.
-        left = self.call(self.k(operator.length_hint), self.N("_s"))
-        done = [ast.If(self.not_(left), [ast.Expr(self.call("_oob"), **self.pos)], [], **self.pos)]
-        stmt = ast.For(target, ticked, body or [ast.Pass(**self.pos)], done, **self.pos)
+        stmt = ast.For(target, ticked, body or [ast.Pass(**self.pos)], [], **self.pos)
         return self.end_loop(loop, stmt)
 
     def range_item_bounds(self, start: ast.expr, end: ast.expr, inclusive: bool) -> tuple[int, int]:

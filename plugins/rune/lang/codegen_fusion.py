@@ -41,6 +41,7 @@ else:
     _Base = object
 
 FUSED_CONSUMERS = frozenset({"sum", "count"})
+_SUM_CHUNK = 4096  # values of a non-int sum gathered before they are folded
 _ADAPTORS = frozenset({"map", "filter"})
 # Expression nodes an inlined closure body may contain: none of them binds a name or leaves
 # the closure.
@@ -204,6 +205,13 @@ class FusionGen(_Base):
             append = self.tmp(self.attr(self.N(acc), "append"))
             self.into(body)
             self.emit(ast.Expr(self.call(append, current), **self.pos))
+            # Fold the values gathered so far (left to right, as Rune adds) now and then, so the
+            # list stays small however long the source is.
+            full = self.compare(self.call("len", self.N(acc)), [ast.Gt()], [self.K(_SUM_CHUNK)])
+            folded = ast.List([self.call("_iter_sum", self.N(acc))], ast.Load(), **self.pos)
+            # `acc[:] = ...`: the list itself stays, `append` is bound to it
+            whole = ast.Subscript(self.N(acc), ast.Slice(**self.pos), ast.Store(), **self.pos)
+            self.if_(full, [ast.Assign([whole], folded, **self.pos)])
         self.out = saved
         # zip() takes one budget tick per element, as a `for` loop does.
         target = ast.Tuple(
@@ -211,8 +219,8 @@ class FusionGen(_Base):
             ast.Store(),
             **self.pos,
         )
-        loop_end = [ast.Expr(self.call("_loop_end", self.N("_s")), **self.pos)]
-        self.emit(ast.For(target, self.call("zip", source, self.N("_s")), body, loop_end, **self.pos))
+        # An exhausted budget raises inside zip().
+        self.emit(ast.For(target, self.call("zip", source, self.N("_s")), body, [], **self.pos))
         summed = consumer == "sum" and kind is not int
         self.assign(result, self.call("_iter_sum", self.N(acc)) if summed else self.N(acc))
         return kind

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from . import nodes as n
 from .emit import I64_MAX, I64_MIN, placed
 from .flow import combine
+from .limits import ITEM_BLOCK
 from .numtypes import ARITH, static_type
 from .resolve import Static
 
@@ -385,12 +386,17 @@ class OpsGen(_Base):
         place = ast.Subscript(obj, idx, ast.Store(), **self.pos)
         fast = [ast.Assign([place], value, **self.pos)]
         slow = [ast.Expr(self.call("_set_index", obj, idx, value), **self.pos)]
+        # inline into a small object; a big one grows through `_set_index`, which accounts for each
+        # new block of entries (``limits.grow``); a constant key cannot make an object grow
+        roomy = None
+        if type(idx) is not ast.Constant:
+            roomy = self.compare(self.call("len", obj), [ast.Lt()], [self.K(ITEM_BLOCK)])
         if kind is str:
-            self.if_(self.type_is(obj, "dict"), fast, slow)
+            self.if_(self.and_(self.type_is(obj, "dict"), roomy), fast, slow)
             return
         other = None
         if kind is not int:  # an object with a string key, after the vector tests
-            is_obj = self.and_(self.type_is(obj, "dict"), self.type_is(idx, "str"))
+            is_obj = self.and_(self.type_is(obj, "dict"), self.type_is(idx, "str"), roomy)
             other = [placed(ast.If(is_obj, copy.deepcopy(fast), copy.deepcopy(slow)), self.pos)]
         self.list_access(obj, idx, kind, target is list, fast, slow, other)
 

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
+
+from toolmesh import ToolmeshError
+from toolmesh.contracts import ErrorCode
 
 
 @dataclass(frozen=True)
@@ -18,8 +22,10 @@ class Frame:
         return f"{self.file}:{self.line}:{self.column} in fn {self.function}"
 
 
-class RuneError(Exception):
+class RuneError(ToolmeshError):
     """Base of every error a Rune script can raise; carries a Rune source position."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.EXECUTION_FAILED
 
     def __init__(self, message: str, file: str = "<script>", line: int = 0, column: int = 0) -> None:
         super().__init__(message)
@@ -65,8 +71,10 @@ class RunePanic(RuneRuntimeError):
 
 
 class RuneLimitError(RuneRuntimeError):
-    """A resource cap was hit: recursion depth, string or vector size."""
+    """A resource cap was hit: recursion depth, the size of one value, or the memory a run allocated."""
 
 
 class RuneBudgetExceeded(RuneLimitError, TimeoutError):
-    """The instruction budget ran out; a timeout-class error."""
+    """The instruction budget or the run's deadline ran out; a timeout-class error."""
+
+    code: ClassVar[ErrorCode] = ErrorCode.TIMEOUT

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+from collections.abc import Iterable
 from collections.abc import Iterator as PyIterator
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .limits import STATE, check_length
+from .limits import STATE, allocate, check_length, new_item_bytes
 from .runtime import I64_MAX, I64_MIN, cmp, op_add, op_mul
 from .values import NONE, Function, Option, some
 
@@ -36,16 +37,22 @@ def _truth(v: Any) -> bool:
 _INT_ONLY = frozenset({int})
 
 
-def _sum(it: PyIterator[Any]) -> Any:
-    values = list(it)
-    if set(map(type, values)) <= _INT_ONLY:
-        total = sum(values)
-        # Partial sums of same-signed values are monotonic: no intermediate overflow.
-        if I64_MIN <= total <= I64_MAX and (not values or min(values) >= 0 or max(values) <= 0):
-            return total
+_COLLECT_CHUNK = 65_536
+_SUM_CHUNK = 4096  # values summed at a time: the iterator may be long
+
+
+def _sum(values_of: Iterable[Any]) -> Any:
+    it = iter(values_of)
     result: Any = None
-    for v in values:
-        result = v if result is None else op_add(result, v)
+    for values in iter(lambda: list(itertools.islice(it, _SUM_CHUNK)), []):
+        if set(map(type, values)) <= _INT_ONLY and type(result) in (int, type(None)):
+            total = sum(values, result or 0)
+            # Partial sums of same-signed values are monotonic: no intermediate overflow.
+            if I64_MIN <= total <= I64_MAX and (min(values) >= 0 or max(values) <= 0):
+                result = total
+                continue
+        for v in values:
+            result = v if result is None else op_add(result, v)
     return 0 if result is None else result
 
 
@@ -153,11 +160,14 @@ def _next(self: RuneIterator) -> Option:
     return NONE
 
 
-def _collect(it: PyIterator[Any]) -> list:
-    cap = STATE.max_length
-    values = list(itertools.islice(it, cap + 1))
-    if len(values) > cap:
-        check_length(len(values), "collected vector")
+def _collect(values_of: Iterable[Any]) -> list:
+    it = iter(values_of)
+    values: list[Any] = []
+    for chunk in iter(lambda: list(itertools.islice(it, _COLLECT_CHUNK)), []):
+        # the length is not known in advance: the vector is checked as it grows, a chunk at a time
+        check_length(len(values) + len(chunk), "collected vector")
+        allocate(len(chunk), "collected vector", new_item_bytes(chunk[0]))
+        values += chunk
     return values
 
 

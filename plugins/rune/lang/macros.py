@@ -81,16 +81,15 @@ class MacroGen(_Base):
         if len(positional) > 1 or named:
             positional = [self.simple(v) for v in positional]
             named = {k: self.simple(v) for k, v in named.items()}
-        parts: list[ast.expr] = []
+        parts: list[ast.expr | str] = []
         for piece in plan:
             if isinstance(piece, str):
-                parts.append(self.K(piece))
+                parts.append(piece)
                 continue
             ref, dbg = piece
             value = positional[ref] if isinstance(ref, int) else named[ref]
-            value = self.call("_debug" if dbg else "_display", value)
-            parts.append(ast.FormattedValue(value, -1, None, **self.pos))
-        return ast.JoinedStr(parts, **self.pos) if parts else self.K("")
+            parts.append(self.call("_debug" if dbg else "_display", value))
+        return self.joined(parts)
 
     def x_Macro(self, e: n.Macro, want: bool) -> ast.expr:
         name = e.name

@@ -6,12 +6,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import asyncio_bridge, output, std_methods
+from . import asyncio_bridge, formatting, output, std_methods
 from . import runtime as rt
 from .codegen_ops import HELPERS
 from .iterators import RuneIterator
 from .iterators import _sum as iterator_sum
-from .limits import check_length, loop_end, out_of_budget
+from .limits import allocate_text, check_length, out_of_budget
 from .std_float import FLOAT
 from .std_types import is_range_kind
 from .values import Bytes, Char, Function, Future, Generator, Instance, Option, RangeValue, Result, Stream
@@ -31,16 +31,15 @@ def helpers() -> dict[str, Any]:
         "tuple": tuple,
         "dict": dict,
         "_oob": out_of_budget,
-        "_loop_end": loop_end,
         "_overflow": rt.overflow,
         "next": next,
         "zip": zip,
         "_neg": rt.op_neg,
         "_not": rt.op_not,
         "_eq": rt.eq,
-        "_display": rt.display,
-        "_debug": rt.debug,
-        "_format": rt.format_string,
+        "_display": formatting.display,
+        "_debug": formatting.debug,
+        "_format": formatting.format_string,
         "_write": output.write,
         "_panic": rt.panic,
         "_assert_failed": rt.assert_failed,
@@ -66,8 +65,10 @@ def helpers() -> dict[str, Any]:
         "_arity": rt.arity,
         "_not_callable": rt.not_callable,
         "_invoke": std_methods.invoke,
+        "_push": std_methods.push,
         "_mutate_string": std_methods.mutate_string,
         "_check_length": check_length,
+        "_allocate_text": allocate_text,
         "_await": asyncio_bridge.await_value,
         "_cast": std_methods.cast,
         "_is_type": std_methods.is_type,
@@ -94,5 +95,5 @@ def helpers() -> dict[str, Any]:
 
 def _dbg(values: list) -> Any:
     for v in values:
-        output.write(rt.debug(v) + "\n")
+        output.write(formatting.debug(v) + "\n")
     return values[0] if len(values) == 1 else None

@@ -9,14 +9,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .limits import check_length, metered
+from .formatting import debug
+from .limits import allocate, metered
 from .values import (
     Bytes,
     Char,
     Function,
     Future,
     Instance,
-    Module,
     Option,
     RangeValue,
     Result,
@@ -77,11 +77,11 @@ def op_add(a: Any, b: Any) -> Any:
         if I64_MIN <= r <= I64_MAX:
             return r
         raise overflow("+")
-    if ta is type(b) and ta in (float, str):
-        r = a + b
-        if ta is str:
-            check_length(len(r), "string")
-        return r
+    if ta is float and type(b) is float:
+        return a + b
+    if ta is str and type(b) is str:
+        allocate(len(a) + len(b), "string", 1 if a.isascii() and b.isascii() else 4)
+        return a + b
     raise bad_operands("+", a, b)
 
 
@@ -304,149 +304,6 @@ BINARY_OPS = {
     ">": op_gt,
     ">=": op_ge,
 }
-
-
-def format_float(f: float) -> str:
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "inf" if f > 0 else "-inf"
-    text = repr(f)
-    if "e" in text:
-        mant, exp = text.split("e")
-        text = f"{mant}e{int(exp)}"
-    return text
-
-
-def display(v: Any) -> str:
-    """The ``{}`` rendering of a value."""
-    t = type(v)
-    if t is str or t is Char:
-        return str(v)
-    if t is int:
-        return str(v)
-    if t is bool:
-        return "true" if v else "false"
-    if t is float:
-        return format_float(v)
-    return debug(v)
-
-
-def debug(v: Any) -> str:
-    """The ``{:?}`` rendering of a value."""
-    t = type(v)
-    if t is str:
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
-    if t is Char:
-        return "'" + (v if v != "'" else "\\'") + "'"
-    if t in (int, bool, float):
-        return display(v)
-    if v is None:
-        return "()"
-    if t is list:
-        return "[" + ", ".join(debug(x) for x in v) + "]"
-    if t is tuple:
-        return "(" + ", ".join(debug(x) for x in v) + ("," if len(v) == 1 else "") + ")"
-    if t is dict:
-        return "{" + ", ".join(f"{debug(k)}: {debug(x)}" for k, x in v.items()) + "}"
-    if t is Option:
-        return f"Some({debug(v.value)})" if v.is_some else "None"
-    if t is Result:
-        return f"{'Ok' if v.is_ok else 'Err'}({debug(v.value)})"
-    if t is Instance:
-        ty = v.type
-        if ty.kind == "unit":
-            return ty.name
-        if ty.kind == "tuple":
-            return f"{ty.name}(" + ", ".join(debug(x) for x in v.values) + ")"
-        body = ", ".join(f"{k}: {debug(x)}" for k, x in zip(ty.fields, v.values))
-        return f"{ty.name} {{ {body} }}"
-    if t is RangeValue:
-        s = "" if v.start is None else debug(v.start)
-        e = "" if v.end is None else debug(v.end)
-        return f"{s}..{'=' if v.inclusive else ''}{e}"
-    if t is Bytes:
-        return "b" + repr(bytes(v))[1:]
-    if t is Function:
-        return f"fn {v.name}"
-    if t is TypeInfo:
-        return v.full_name
-    if t is Future:
-        return "Future"
-    if t is Module:
-        return f"mod {v.name}"
-    return repr(v)
-
-
-def format_string(fmt: str, args: list[Any], named: dict[str, Any] | None = None) -> str:
-    """Implement Rust-style ``{}``, ``{:?}``, ``{0}``, ``{name}`` and simple width/precision specs."""
-    out: list[str] = []
-    i = 0
-    auto = 0
-    n = len(fmt)
-    while i < n:
-        c = fmt[i]
-        if c == "{":
-            if i + 1 < n and fmt[i + 1] == "{":
-                out.append("{")
-                i += 2
-                continue
-            j = fmt.index("}", i)
-            spec = fmt[i + 1 : j]
-            i = j + 1
-            key, _, fspec = spec.partition(":")
-            if key == "":
-                if auto >= len(args):
-                    raise RuneRuntimeError("format string references a missing argument")
-                value = args[auto]
-                auto += 1
-            elif key.isdigit():
-                value = args[int(key)]
-            else:
-                if named is None or key not in named:
-                    raise RuneRuntimeError(f"format string references unknown name `{key}`")
-                value = named[key]
-            out.append(_apply_spec(value, fspec))
-        elif c == "}" and i + 1 < n and fmt[i + 1] == "}":
-            out.append("}")
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
-
-
-def _apply_spec(value: Any, spec: str) -> str:
-    if not spec:
-        return display(value)
-    is_debug = spec.endswith("?")
-    if is_debug:
-        spec = spec[:-1]
-    kind = ""
-    if spec and spec[-1] in "xXbo":
-        kind = spec[-1]
-        spec = spec[:-1]
-    precision = None
-    if "." in spec:
-        spec, _, p = spec.partition(".")
-        precision = int(p)
-    if kind:
-        text = format(value, kind)
-    elif precision is not None and type(value) is float:
-        text = f"{value:.{precision}f}"
-    else:
-        text = debug(value) if is_debug else display(value)
-    if not spec:
-        return text
-    fill, align = " ", ">" if type(value) in (int, float) else "<"
-    if len(spec) >= 2 and spec[1] in "<>^":
-        fill, align, spec = spec[0], spec[1], spec[2:]
-    elif spec[0] in "<>^":
-        align, spec = spec[0], spec[1:]
-    if spec.startswith("0") and len(spec) > 1:
-        fill, align, spec = "0", ">", spec[1:]
-    width = int(spec) if spec else 0
-    return format(text, f"{fill}{align}{width}")
 
 
 def iterate(v: Any) -> Iterator[Any]:

@@ -7,7 +7,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .runtime import I64_MAX, I64_MIN, display
+from .formatting import display
+from .runtime import I64_MAX, I64_MIN
 
 _NAN, _INF = math.nan, math.inf
 

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import RuneRuntimeError
+from .formatting import debug, display
 from .iterators import ADAPTORS, CONSUMERS, RuneIterator, iterator_method
-from .limits import check_length
-from .runtime import I64_MAX, I64_MIN, cmp, debug, display, eq, iterate, type_name
+from .limits import allocate, grow
+from .runtime import I64_MAX, I64_MIN, cmp, eq, iterate, type_name
 from .std_types import METHODS, ORDERING, STRING_MUTATORS, ordering_of, range_slice
 from .values import (
     NONE,
@@ -48,6 +49,15 @@ def invoke(run: Any, obj: Any, name: str, *args: Any) -> Any:
         if type(m) is Function:
             return m.fn(run, obj, *args)
     return call_method(obj, name, list(args))
+
+
+def push(run: Any, obj: Any, x: Any) -> Any:
+    """``obj.push(x)`` past the inline path of the generated code: a big vector, or another type."""
+    if type(obj) is list:
+        grow(obj, x, "vector")
+        obj.append(x)
+        return None
+    return invoke(run, obj, "push", x)
 
 
 def call_value(f: Any, *args: Any) -> Any:
@@ -96,16 +106,16 @@ def call_method(obj: Any, name: str, args: list[Any]) -> Any:
 
 def mutate_string(s: str, name: str, args: list[Any]) -> tuple[str, Any]:
     """Strings are values here; mutating methods return the new string for write-back."""
-    if name == "push_str":
-        new = s + str(args[0])
-        check_length(len(new), "string")
-        return new, None
-    if name == "push":
-        return s + str(args[0]), None
+    if name == "push_str" or name == "push":
+        added = str(args[0])
+        allocate(len(s) + len(added), "string", 1 if s.isascii() and added.isascii() else 4)
+        return s + added, None
     if name == "clear":
         return "", None
     if name == "insert_str":
-        return s[: args[0]] + args[1] + s[args[0] :], None
+        added = str(args[1])
+        allocate(len(s) + len(added), "string", 1 if s.isascii() and added.isascii() else 4)
+        return s[: args[0]] + added + s[args[0] :], None
     if name == "truncate":
         return s.encode()[: args[0]].decode(errors="ignore"), None
     if name == "pop":
@@ -148,6 +158,8 @@ def set_index(obj: Any, key: Any, value: Any) -> None:
             return
         raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
     if t is dict and type(key) is str:
+        if key not in obj:
+            grow(obj, value, "object")
         obj[key] = value
         return
     raise RuneRuntimeError(f"cannot assign into `{type_name(obj)}` with `{type_name(key)}` index")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from typing import Any
 
 from .errors import RuneRuntimeError
+from .formatting import debug, display
 from .iterators import RuneIterator
-from .limits import check_length
-from .runtime import I64_MAX, I64_MIN, cmp, debug, display, eq, iterate
+from .limits import ITEM_BYTES, TextBuilder, allocate, check_length, grow
+from .runtime import I64_MAX, I64_MIN, cmp, eq, iterate
 from .std_float import FLOAT
 from .values import (
     NONE,
@@ -74,8 +76,72 @@ def _trunc_div(a: int, b: int) -> int:
 
 
 def _repeat(s: Any, k: int) -> Any:
-    check_length(len(s) * max(k, 0), "string")
+    allocate(len(s) * max(k, 0), "string", _width(s))
     return s * k
+
+
+def _width(s: str) -> int:
+    """Estimated bytes per character of a string built from ``s``."""
+    return 1 if s.isascii() else 4
+
+
+def _replace(s: str, a: Any, b: Any) -> str:
+    old, new = str(a), str(b)
+    # the exact length of the result, known before it is built
+    count = s.count(old)
+    allocate(len(s) + count * (len(new) - len(old)), "string", max(_width(s), _width(new)))
+    return s.replace(old, new)
+
+
+def _changed_case(convert: Callable[[str], str]) -> Callable[[str], str]:
+    def method(s: str) -> str:
+        allocate(len(s), "string", _width(s))
+        out = convert(s)
+        check_length(len(out), "string")  # a few characters grow (ß -> SS): at most three times
+        return out
+
+    return method
+
+
+def _encoded(s: str) -> bytes:
+    allocate(len(s), "byte string", _width(s))
+    return s.encode()
+
+
+def _joined(v: list, sep: Any) -> str:
+    text = TextBuilder("joined string")
+    separator = str(sep)
+    for i, x in enumerate(v):
+        if i:
+            text.add(separator)
+        text.add(display(x))
+    return text.text()
+
+
+def _insert(v: list, i: int, x: Any) -> None:
+    grow(v, x, "vector")
+    v.insert(i, x)
+
+
+def _copy(v: Any) -> Any:
+    t = type(v)
+    allocate(len(v), _KINDS.get(t, "vector"), 1 if t is Bytes else ITEM_BYTES)
+    return t(v)
+
+
+_KINDS = {dict: "object", Bytes: "byte string"}
+
+
+def _swap(v: list, a: int, b: int) -> None:
+    v[a], v[b] = v[b], v[a]
+
+
+def _pow(a: int, b: int) -> int:
+    if b < 0:
+        raise RuneRuntimeError("negative exponent in `pow`")
+    if b > 64 and a not in (-1, 0, 1):  # |a| >= 2: beyond i64 long before Python is done
+        raise RuneRuntimeError("integer overflow in `pow`")
+    return _int_check(a**b, "pow")
 
 
 def _vec_get(v: list, i: Any) -> Any:
@@ -92,15 +158,17 @@ def range_slice(r: RangeValue, n: int) -> slice:
     return slice(start, end)
 
 
-def _push(v: list, x: Any) -> None:
-    if len(v) >= 10_000_000:
-        check_length(len(v) + 1, "vector")
+def _push(v: Any, x: Any) -> None:
+    grow(v, x, "vector")
     v.append(x)
 
 
-def _extend(v: list, other: Any) -> None:
-    v.extend(iterate(other))
-    check_length(len(v), "vector")
+def _extend(v: Any, other: Any) -> None:
+    items = iterate(other)
+    for chunk in iter(lambda: list(itertools.islice(items, 65_536)), []):
+        check_length(len(v) + len(chunk), "vector")
+        allocate(len(chunk), "vector", ITEM_BYTES)
+        v.extend(chunk)
 
 
 def _pop(v: list) -> Option:
@@ -167,6 +235,8 @@ def _obj_get(d: dict, k: Any) -> Option:
 
 
 def _obj_insert(d: dict, k: Any, v: Any) -> Option:
+    if k not in d:
+        grow(d, v, "object")
     old = some(d[k]) if k in d else NONE
     d[k] = v
     return old
@@ -201,11 +271,11 @@ def _panic(msg: str) -> Exception:
 STRING = {
     "len": lambda s: len(s.encode()),
     "is_empty": lambda s: not s,
-    "chars": lambda s: RuneIterator(iter([Char(c) for c in s])),
-    "bytes": lambda s: RuneIterator(iter(s.encode())),
-    "as_bytes": lambda s: Bytes(s.encode()),
-    "to_uppercase": str.upper,
-    "to_lowercase": str.lower,
+    "chars": lambda s: RuneIterator(map(Char, s)),
+    "bytes": lambda s: RuneIterator(iter(_encoded(s))),
+    "as_bytes": lambda s: Bytes(_encoded(s)),
+    "to_uppercase": _changed_case(str.upper),
+    "to_lowercase": _changed_case(str.lower),
     "trim": str.strip,
     "trim_start": str.lstrip,
     "trim_end": str.rstrip,
@@ -215,7 +285,7 @@ STRING = {
     "split": _split,
     "split_whitespace": lambda s: RuneIterator(iter(s.split())),
     "lines": lambda s: RuneIterator(iter(s.splitlines())),
-    "replace": lambda s, a, b: s.replace(str(a), str(b)),
+    "replace": _replace,
     "repeat": _repeat,
     "to_string": lambda s: s,
     "to_owned": lambda s: s,
@@ -231,8 +301,8 @@ STRING = {
         if type(r) is RangeValue
         else NONE
     ),
-    "iter": lambda s: RuneIterator(iter([Char(c) for c in s])),
-    "into_bytes": lambda s: Bytes(s.encode()),
+    "iter": lambda s: RuneIterator(map(Char, s)),
+    "into_bytes": lambda s: Bytes(_encoded(s)),
     "capacity": lambda s: len(s.encode()),
     "reserve": lambda s, n: None,
     "shrink_to_fit": lambda s: None,
@@ -247,7 +317,7 @@ VEC = {
     "get": _vec_get,
     "first": lambda v: some(v[0]) if v else NONE,
     "last": lambda v: some(v[-1]) if v else NONE,
-    "insert": lambda v, i, x: v.insert(i, x),
+    "insert": _insert,
     "remove": _remove,
     "clear": lambda v: v.clear(),
     "extend": _extend,
@@ -255,14 +325,14 @@ VEC = {
     "sort": _sort,
     "sort_by": _sort,
     "reverse": lambda v: v.reverse(),
-    "clone": lambda v: list(v),
-    "to_vec": lambda v: list(v),
+    "clone": _copy,
+    "to_vec": _copy,
     "iter": lambda v: RuneIterator(iter(v)),
     "iter_mut": lambda v: RuneIterator(iter(v)),
     "into_iter": lambda v: RuneIterator(iter(v)),
-    "join": lambda v, sep: str(sep).join(display(x) for x in v),
+    "join": _joined,
     "truncate": lambda v, k: v.__delitem__(slice(k, None)),
-    "swap": lambda v, a, b: v.__setitem__(slice(None), _swapped(v, a, b)),
+    "swap": _swap,
     "dedup": _dedup,
     "retain": lambda v, f: v.__setitem__(slice(None), [x for x in v if f(x)]),
     "split_off": lambda v, k: _split_off(v, k),
@@ -272,16 +342,12 @@ VEC = {
 
 def _resize(v: list, k: int, x: Any) -> None:
     check_length(k, "vector")
+    if k > len(v):
+        allocate(k - len(v), "vector", ITEM_BYTES)
     if k < len(v):
         del v[k:]
     else:
         v.extend([x] * (k - len(v)))
-
-
-def _swapped(v: list, a: int, b: int) -> list:
-    out = list(v)
-    out[a], out[b] = out[b], out[a]
-    return out
 
 
 def _split_off(v: list, k: int) -> list:
@@ -309,7 +375,7 @@ OBJECT = {
     "values": lambda d: RuneIterator(iter(list(d.values()))),
     "iter": lambda d: RuneIterator(iter(list(d.items()))),
     "clear": lambda d: d.clear(),
-    "clone": lambda d: dict(d),
+    "clone": _copy,
 }
 
 OPTION = {
@@ -355,7 +421,7 @@ RESULT = {
 
 INT = {
     "abs": lambda a: _int_check(abs(a), "abs"),
-    "pow": lambda a, b: _int_check(a**b, "pow"),
+    "pow": _pow,
     "min": min,
     "max": max,
     "to_string": str,
@@ -404,10 +470,10 @@ RANGE = {
 BYTES = {
     "len": len,
     "is_empty": lambda b: not b,
-    "push": lambda b, x: b.append(x),
+    "push": _push,
     "pop": lambda b: some(b.pop()) if b else NONE,
-    "clone": lambda b: Bytes(b),
-    "extend": lambda b, o: b.extend(o),
+    "clone": _copy,
+    "extend": _extend,
 }
 
 # Struct patterns over ranges (`RangeFrom { start }`): (start given, end given, inclusive).

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import itertools
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType, TracebackType
@@ -15,7 +14,7 @@ from . import nodes as n
 from .bridge import from_python, to_python
 from .codegen import CodeGen
 from .errors import Frame, RuneError, RuneLimitError, RuneRuntimeError
-from .limits import DEFAULT_BUDGET, MAX_DEPTH, RECURSION_LIMIT, STATE, new_run
+from .limits import DEFAULT_BUDGET, MAX_DEPTH, MAX_MEMORY, STATE, at_depth, new_run
 from .output import pop_sink, push_sink
 from .parser import parse
 from .values import Function, Future, Module
@@ -86,9 +85,15 @@ class Unit:
         max_depth: int = MAX_DEPTH,
         stdout: Callable[[str], object] | io.TextIOBase | None = None,
         raw: bool = False,
+        deadline: float | None = None,
+        max_memory: int = MAX_MEMORY,
     ) -> Any:
         """Call function ``name`` with Python values; returns its result converted by ``to_python``
-        (or the Rune value with ``raw=True``). Output of ``print!`` goes to ``stdout``."""
+        (or the Rune value with ``raw=True``). Output of ``print!`` goes to ``stdout``.
+
+        Limits of the run: ``budget`` ticks (calls and loop iterations), ``deadline`` (a
+        ``time.monotonic()`` instant), ``max_depth`` nested calls (at most what the process's
+        recursion limit leaves), ``max_memory`` bytes built by big-value operations (estimated)."""
         fn = self.lookup(name)
         info = self.functions.get(name)
         if info is not None and len(info.params) != len(args):
@@ -97,17 +102,14 @@ class Unit:
             )
         rune_args = [from_python(a) for a in args]
         sink = stdout.write if hasattr(stdout, "write") else stdout
-        run = new_run(budget)
-        saved = STATE.run
-        STATE.run = run
-        depth_need = _stack_depth() + max_depth + _FRAME_SLACK
-        RECURSION_LIMIT.enter(depth_need)
+        run = new_run(budget, deadline)
+        state = STATE
+        saved = state.run, state.deadline, state.allocated, state.max_memory
+        state.run, state.deadline, state.allocated, state.max_memory = run, deadline, 0, max_memory
         if sink is not None:
             push_sink(sink)
         try:
-            result = fn.fn(run, *rune_args)
-            if type(result) is Future:
-                result = result.resolve()
+            result = at_depth(max_depth, _FRAME_SLACK, _run, fn, run, rune_args)
             return result if raw else to_python(result)
         except RecursionError:
             raise RuneLimitError(
@@ -131,8 +133,7 @@ class Unit:
         finally:
             if sink is not None:
                 pop_sink()
-            RECURSION_LIMIT.leave(depth_need)
-            STATE.run = saved
+            state.run, state.deadline, state.allocated, state.max_memory = saved
 
     def _python_error(self, name: str, exc: Exception) -> str:
         """A Python exception from the runtime as a Rune message (arity errors of calls through
@@ -193,17 +194,13 @@ def compile_source(source: str, filename: str = "<script>", modules: dict[str, A
     return unit
 
 
+def _run(fn: Function, run: Any, args: list[Any]) -> Any:
+    result = fn.fn(run, *args)
+    return result.resolve() if type(result) is Future else result
+
+
 _unit_ids = itertools.count(1)
 _ARITY = re.compile(r"(\w+)\(\) takes (\d+) positional arguments? but (\d+) (?:were|was) given")
-
-
-def _stack_depth() -> int:
-    depth = 0
-    frame = sys._getframe(1)
-    while frame is not None:
-        depth += 1
-        frame = frame.f_back
-    return depth
 
 
 def _position(code: CodeType, lasti: int) -> tuple[int, int]:
