@@ -34,6 +34,8 @@ class ErrorCode(str, enum.Enum):
     """The request or the result exceeds the size limit."""
     BAD_REQUEST = "bad_request"
     """The message is not a valid ``ToolRequest`` (not JSON, wrong shape)."""
+    CANCELLED = "cancelled"
+    """The caller cancelled the call (``<prefix>.cancel``) before it finished."""
     INTERNAL = "internal"
     """A bug in toolmesh or a plugin; the message says where to look."""
 

@@ -49,6 +49,9 @@ class ToolRequest(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True)
     durable: bool | None = None
     """``True`` asks for the durable path: the request is kept in a JetStream work queue
     until a node has stored its result, and a repeat with the same ``id`` returns that result."""
+    chain: tuple[str, ...] = ()
+    """The tools whose running calls led to this one, outermost first (empty for a caller's own
+    call).  Nodes build it for nested calls and refuse a call whose chain reaches ``max_call_depth``."""
 
 
 class ToolError(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):
@@ -128,6 +131,14 @@ class ToolCallback(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True
 
 
 class CancelRequest(msgspec.Struct, kw_only=True, frozen=True):
-    """Published on ``<prefix>.cancel`` when a caller gives up: the node serving ``id`` cancels it."""
+    """Published on ``<prefix>.cancel`` when a caller gives up: the node serving ``id`` cancels it.
+
+    Only the call's caller may cancel it: a call made with a signed identity takes a
+    cancel signed for the same identity; an anonymous call one whose ``inbox`` is the
+    caller's connection inbox, under which the call's reply subject lies.
+    """
 
     id: str
+    inbox: str | None = None
+    """The caller's connection inbox (``<prefix>.result.<client>.<connection>``): proof of
+    an anonymous caller that it sent the call."""

@@ -106,9 +106,14 @@ class Subjects:
         """Where callers announce that they gave up on a call (every node listens)."""
         return f"{self.prefix}.cancel"
 
-    def callback(self, client: str) -> str:
-        """A caller's subject for ``ToolCallback`` messages of one call."""
-        return f"{self.prefix}.callback.{client}"
+    def callback(self, client: str, call: str | None = None) -> str:
+        """A caller's callback namespace, or with ``call`` a subject in it for ``ToolCallback`` messages.
+
+        A node sends callbacks only to ``<prefix>.callback.<client>.<...>`` where
+        ``<client>`` is the client token of the request's reply subject.
+        """
+        namespace = f"{self.prefix}.callback.{client}"
+        return namespace if call is None else f"{namespace}.{call}"
 
     def catalog_changed(self, node: str) -> str:
         """Published by a node when its tool set changes, joins or leaves."""

@@ -49,6 +49,7 @@ __all__ = [
     "AuthorizationPolicy",
     "BuiltinPolicyPlugin",
     "admit_call",
+    "check_call_allowed",
     "client_identity",
     "visible_tools",
 ]
@@ -165,9 +166,8 @@ def _check_argument_sizes(spec: ToolSpec, arguments: dict[str, Any], limit: int)
             )
 
 
-async def admit_call(kernel: Kernel, spec: ToolSpec, context: CallContext) -> None:
-    """Refuse the call (``rejected``/``too_large``) unless the caller may call ``spec`` with these arguments."""
-    identity = context.request.caller.identity if context.request.caller is not None else None
+async def check_call_allowed(kernel: Kernel, identity: str | None, spec: ToolSpec) -> None:
+    """Raise ``CallRejected`` unless ``identity`` may call ``spec`` (also before a stored durable result is sent)."""
     refused_by = await is_authorized(kernel, identity, spec, "call")
     if refused_by is not None:
         hint = (
@@ -179,6 +179,12 @@ async def admit_call(kernel: Kernel, spec: ToolSpec, context: CallContext) -> No
             f"{_caller_name(identity)} may not call tool {spec.name!r}; {hint}",
             details={"identity": identity, "tool": spec.name, "refused_by": refused_by},
         )
+
+
+async def admit_call(kernel: Kernel, spec: ToolSpec, context: CallContext) -> None:
+    """Refuse the call (``rejected``/``too_large``) unless the caller may call ``spec`` with these arguments."""
+    identity = context.request.caller.identity if context.request.caller is not None else None
+    await check_call_allowed(kernel, identity, spec)
     limit = kernel.settings.max_argument_size
     if limit is not None:
         _check_argument_sizes(spec, context.request.arguments, limit)

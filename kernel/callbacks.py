@@ -1,9 +1,13 @@
 """The callback channel: a running tool talks to its caller over NATS.
 
-The caller subscribes to ``<prefix>.callback.<id>`` and names it in
-``ToolRequest.callback``; the node publishes ``ToolCallback`` notifications
+The caller subscribes to a subject of its own callback namespace,
+``<prefix>.callback.<client>.<id>`` (``Mesh.callback_subject``), and names it
+in ``ToolRequest.callback``; the node publishes ``ToolCallback`` notifications
 there and sends requests (``sampling``, ``elicitation``) whose reply is
-``{"result": ...}`` or ``{"error": "..."}``.
+``{"result": ...}`` or ``{"error": "..."}``.  ``<client>`` is the client token
+of the caller's reply subject: a node refuses (``bad_request``, before the tool
+runs) a callback anywhere else, so a caller cannot make it publish where the
+caller itself may not (``toolmesh.caller_subjects``).
 """
 
 from __future__ import annotations

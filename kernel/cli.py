@@ -215,6 +215,8 @@ def _parse_assignment(text: str) -> tuple[str, Any]:
         raise fail(f"-a {text!r} is not key=value (values are JSON when they parse, text otherwise)")
     try:
         return key, json.loads(raw)
+    except RecursionError:
+        raise fail(f"-a {key}=...: the value nests arrays/objects too deeply to parse; flatten it") from None
     except ValueError:
         return key, raw
 
@@ -243,6 +245,8 @@ def call(
             payload = json.loads(arguments)
         except ValueError as exc:
             raise fail(f"ARGUMENTS is not valid JSON ({exc}); e.g. '{{\"a\": 1}}' or use -a key=value") from None
+        except RecursionError:
+            raise fail("ARGUMENTS nests arrays/objects too deeply to parse; flatten the data") from None
         if not isinstance(payload, dict):
             raise fail(f"ARGUMENTS must be a JSON object, got {type(payload).__name__}")
     payload.update(dict(_parse_assignment(item) for item in arg or ()))

@@ -17,7 +17,7 @@ import msgspec
 from toolmesh.contracts import DEFAULT_PREFIX, Subjects
 
 from .errors import ConfigError
-from .nats_auth import SECRET_SETTINGS, check_security_settings
+from .nats_auth import MIN_IDENTITY_SECRET, SECRET_SETTINGS, check_security_settings
 
 __all__ = ["CONFIG_FILE", "DEFAULT_NATS_URL", "DEFAULT_PORT", "Settings", "load_settings"]
 
@@ -32,6 +32,10 @@ CONFIG_FILE = "toolmesh.toml"
 
 _ENV_PREFIX = "TOOLMESH_"
 
+MAX_ARGUMENT_DEPTH = 256
+"""Upper bound of ``max_argument_depth``: deeper values would run into Python's recursion limit
+in the code that walks arguments (validation, conversion, encoding)."""
+
 
 class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Everything a node or client can be configured with; times are seconds, sizes bytes."""
@@ -40,6 +44,9 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """NATS to join; ``None`` makes ``toolmesh up`` start an embedded broker."""
     port: int = DEFAULT_PORT
     """Port of the embedded broker."""
+    state_dir: str | None = None
+    """Per-user directory of the embedded broker's credentials file and JetStream store
+    (default: ``$XDG_STATE_HOME/toolmesh``, else ``~/.local/state/toolmesh``)."""
     prefix: str = DEFAULT_PREFIX
     """First subject token(s); meshes with different prefixes share a NATS account."""
     node_name: str | None = None
@@ -101,8 +108,18 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Identity this client signs its calls with (default: ``nats_user``); needs ``identity_secret``."""
     identity_secret: str | None = None
     """HMAC key shared by nodes and trusted clients: signs and verifies caller identities (a secret)."""
+    catalog_secret: str | None = None
+    """HMAC key shared by every node and client of the mesh: nodes sign their catalog entries with it
+    and readers ignore entries that do not verify (a secret; default: ``identity_secret``; unset on
+    both: entries are neither signed nor checked, see toolmesh.catalog)."""
     max_argument_size: int | None = None
     """Largest single argument value in JSON bytes; larger ones get ``too_large`` (``None``: only ``max_payload``)."""
+    max_argument_depth: int = 64
+    """Deepest nesting of arrays and objects in a request's arguments (the arguments object is level 1);
+    a deeper request gets ``bad_request`` before anything parses it."""
+    max_call_depth: int = 8
+    """Most tools in one chain of nested calls (the caller's own call counts as one); a nested call
+    beyond it is refused with ``rejected``, which ends tools that call themselves."""
     plugins: dict[str, Any] = msgspec.field(default_factory=dict)
     """Plugin tables of ``toolmesh.toml``, by name."""
 
@@ -115,6 +132,11 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             (self.port >= 0 and self.port < 65536, f"port {self.port} is not a TCP port (0-65535)"),
             (self.max_concurrency >= 1, f"max_concurrency must be at least 1, got {self.max_concurrency}"),
             (self.max_payload >= 1024, f"max_payload must be at least 1024 bytes, got {self.max_payload}"),
+            (
+                1 <= self.max_argument_depth <= MAX_ARGUMENT_DEPTH,
+                f"max_argument_depth must be between 1 and {MAX_ARGUMENT_DEPTH}, got {self.max_argument_depth}",
+            ),
+            (self.max_call_depth >= 1, f"max_call_depth must be at least 1, got {self.max_call_depth}"),
             (self.default_timeout > 0, f"default_timeout must be positive, got {self.default_timeout}"),
             (self.heartbeat > 0, f"heartbeat must be positive, got {self.heartbeat}"),
             (self.durable_ack_wait >= 1, f"durable_ack_wait must be at least 1 second, got {self.durable_ack_wait}"),
@@ -128,6 +150,13 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
             (
                 self.catalog_ttl > self.heartbeat,
                 f"catalog_ttl ({self.catalog_ttl}) must be longer than heartbeat ({self.heartbeat})",
+            ),
+            (
+                self.catalog_secret is None or len(self.catalog_secret) >= MIN_IDENTITY_SECRET,
+                (
+                    f"catalog_secret has {len(self.catalog_secret or '')} characters; use at least"
+                    f" {MIN_IDENTITY_SECRET} random ones, the same on every node and client"
+                ),
             ),
         ]
         for ok, message in checks:

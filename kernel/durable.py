@@ -18,6 +18,12 @@ durable call instead goes through JetStream:
    hands it to another node after ``durable_ack_wait``; that node finds a
    stored result (and answers with it) or runs the call.
 
+A stored result answers only the call that made it: same tool, same
+arguments, same verified caller (:mod:`toolmesh.durable_results`), and the
+caller must still be authorized for the tool.  A delivery that cannot be
+served (undecodable, a ``Nats-Msg-Id`` that is not its id, a handler that
+raises) is answered, logged once and terminated, never redelivered in a loop.
+
 A call is durable when the caller asks (``Mesh.call(..., durable=True)``,
 ``ToolRequest.durable``) or when the tool's spec says ``durable=True``; a
 node enqueues a fast-path request for such a tool itself. What this does
@@ -27,35 +33,40 @@ and does not guarantee is written down in docs/reliability.md.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-import re
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import anyio
 import msgspec
-from nats.aio.client import Client as NATS
+import nats.errors
 from nats.aio.msg import Msg
-from nats.js import JetStreamContext
-from nats.js.api import AckPolicy, ConsumerConfig, KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
-from nats.js.errors import BucketNotFoundError, KeyNotFoundError, NotFoundError
+from nats.js.errors import NotFoundError, ServiceUnavailableError
 from nats.js.kv import KeyValue
-from nats.nuid import NUID
 from toolmesh.contracts import (
     ErrorCode,
-    ToolError,
     ToolRequest,
     ToolResult,
     ToolSpec,
-    decode_result,
+    decode_request,
     encode,
-    encode_token,
 )
 
-from .config import Settings
+from .authorization import check_call_allowed
 from .context import CallContext
-from .errors import BrokerError
+from .durable_results import (
+    UNREADABLE,
+    CallBinding,
+    StoredEntry,
+    arguments_digest,
+    decode_entry,
+    id_taken,
+    read_entry,
+    result_key,
+    wait_for_result,
+)
+from .durable_storage import MAX_ACK_PENDING, ensure_consumer, ensure_durable_storage
+from .errors import CallRejected
 from .identity import IDENTITY_HEADER, SIGNATURE_HEADER, sign_request
 from .markers import hookimpl
 
@@ -65,8 +76,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ATTEMPT_STATE",
+    "MAX_ACK_PENDING",
     "REPLY_HEADER",
-    "DurableQueue",
     "DurableWorker",
     "ensure_consumer",
     "ensure_durable_storage",
@@ -90,14 +101,24 @@ Above 1 an earlier node died while running the call — possibly after the tool'
 side effect and before its result was stored.  A tool with external effects
 checks them (keyed by ``context.request.id``) before acting again."""
 
-MAX_ACK_PENDING = 1024
-"""Durable calls of one tool handed out and not yet acked, across all nodes: bounds node memory."""
+REDELIVER_AFTER = 1.0
+"""Seconds before a delivery handed back (result not stored, tool not served here) comes again."""
 
-_KEY_PATTERN = re.compile(r"[-/_=a-zA-Z0-9]+(\.[-/_=a-zA-Z0-9]+)*")
-_POLL_START, _POLL_MAX = 0.02, 0.5
-_LAST_LOOK = 0.25  # seconds a caller whose wait is over still gives the results bucket
+_BROKER_TROUBLE = (
+    # Errors of the connection or of a JetStream leader election: the message stays and comes
+    # back after durable_ack_wait.  Anything else a handler raises would fail every time.
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.ConnectionDrainingError,
+    nats.errors.StaleConnectionError,
+    nats.errors.OutboundBufferLimitError,
+    nats.errors.NoRespondersError,
+    ServiceUnavailableError,
+    TimeoutError,  # nats.errors.TimeoutError and asyncio's included
+    ConnectionError,
+)
+_SHOWN = 200  # characters of a foreign value or error message quoted in a log line
 _log = logging.getLogger("toolmesh.durable")
-_nuid = NUID()
 
 
 def is_durable_delivery(msg: Msg) -> bool:
@@ -112,274 +133,34 @@ def _first_delivery(msg: Msg) -> bool:
         return False
 
 
-def result_key(request_id: str) -> str:
-    """The key-value key of a request id: the id itself when it is a valid key, else its SHA-256."""
-    if len(request_id) <= 200 and _KEY_PATTERN.fullmatch(request_id):
-        return request_id
-    return "sha256=" + hashlib.sha256(request_id.encode()).hexdigest()
+def _shown(value: object) -> str:
+    text = value if isinstance(value, str) else str(value)
+    return repr(text) if len(text) <= _SHOWN else f"{text[:_SHOWN]!r}… ({len(text)} characters)"
 
 
-def consumer_name(tool: str) -> str:
-    """The durable consumer of ``tool`` (consumer names may not contain ``.``; tokens do not)."""
-    return "tool_" + encode_token(tool)
-
-
-async def ensure_durable_storage(js: JetStreamContext, settings: Settings) -> KeyValue:
-    """Create the work-queue stream and the results bucket when missing; returns the bucket."""
-    subjects = settings.subjects
-    ttl = settings.durable_result_ttl
+def _describe(msg: Msg) -> str:
+    """A durable message for a log line: stream sequence, subject and ``Nats-Msg-Id``."""
     try:
-        try:
-            await js.stream_info(subjects.durable_stream)
-        except NotFoundError:
-            await js.add_stream(
-                StreamConfig(
-                    name=subjects.durable_stream,
-                    subjects=[f"{subjects.prefix}.durable.*"],
-                    retention=RetentionPolicy.WORK_QUEUE,
-                    storage=StorageType.FILE,
-                    num_replicas=settings.durable_replicas,
-                    # a repeat of an id within the result TTL is dropped at the door
-                    duplicate_window=ttl,
-                )
-            )
-        try:
-            return await js.key_value(subjects.results_bucket)
-        except BucketNotFoundError:
-            config = KeyValueConfig(
-                bucket=subjects.results_bucket,
-                history=1,
-                ttl=ttl,
-                storage=StorageType.FILE,
-                replicas=settings.durable_replicas,
-            )
-            try:
-                return await js.create_key_value(config=config)
-            except Exception:  # noqa: BLE001 - another node created it first
-                return await js.key_value(subjects.results_bucket)
-    except BrokerError:
-        raise
-    except Exception as exc:
-        raise BrokerError(
-            f"cannot set up durable calls on stream {subjects.durable_stream!r} ({type(exc).__name__}: {exc});"
-            " durable calls need JetStream (nats-server -js) and permission to use it"
-        ) from exc
+        sequence: object = msg.metadata.sequence.stream
+    except Exception:  # noqa: BLE001 - not parsable from the ack subject: leave it out
+        sequence = "?"
+    return f"#{sequence} on {msg.subject} (Nats-Msg-Id {_shown((msg.headers or {}).get(MSG_ID_HEADER, ''))})"
 
 
-async def ensure_consumer(js: JetStreamContext, settings: Settings, tool: str) -> None:
-    """Create the push consumer that hands durable calls of ``tool`` to the nodes serving it.
-
-    It delivers to the tool's ordinary request subject in the node queue group,
-    so nodes need no extra subscription.  An existing consumer is left as it is.
-    """
-    from .node import QUEUE_GROUP  # the node module imports this one
-
-    subjects = settings.subjects
-    name = consumer_name(tool)
-    try:
-        await js.consumer_info(subjects.durable_stream, name)
-        return
-    except NotFoundError:
-        pass
-    config = ConsumerConfig(
-        durable_name=name,
-        deliver_subject=subjects.request(tool),
-        deliver_group=QUEUE_GROUP,
-        filter_subject=subjects.durable(tool),
-        ack_policy=AckPolicy.EXPLICIT,
-        ack_wait=settings.durable_ack_wait,
-        # Unlimited: a node at its limit hands calls back (nak), which counts as a delivery.
-        # Calls that keep killing nodes are bounded by durable_max_attempts instead.
-        max_deliver=-1,
-        max_ack_pending=MAX_ACK_PENDING,
-    )
-    try:
-        await js.add_consumer(subjects.durable_stream, config=config)
-    except Exception as exc:  # noqa: BLE001 - a concurrent creator may have won; check it exists
-        try:
-            await js.consumer_info(subjects.durable_stream, name)
-        except NotFoundError:
-            raise BrokerError(f"cannot create the durable consumer {name!r} for tool {tool!r}: {exc}") from exc
-
-
-class _Attempts(msgspec.Struct, frozen=True):
-    """Stored under a request id while it has no result: how many executions started."""
-
-    attempts: int
-
-
-_attempts_decoder = msgspec.json.Decoder(_Attempts)
-
-
-async def _stored(kv: KeyValue, request_id: str) -> ToolResult | int:
-    """The stored result of ``request_id``, else the number of executions started so far."""
-    try:
-        entry = await kv.get(result_key(request_id))
-    except (KeyNotFoundError, NotFoundError):
-        return 0
-    if not entry.value:
-        return 0
-    try:
-        return decode_result(entry.value)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        pass
-    try:
-        return _attempts_decoder.decode(entry.value).attempts
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        _log.warning("ignoring an unreadable stored entry for request %s", request_id)
-        return 0
-
-
-async def stored_result(kv: KeyValue, request_id: str) -> ToolResult | None:
-    """The stored result of ``request_id``, or ``None``."""
-    found = await _stored(kv, request_id)
-    return found if isinstance(found, ToolResult) else None
-
-
-async def _stored_by(kv: KeyValue, request_id: str, limit: float) -> ToolResult | None:
-    """The stored result of ``request_id`` if the bucket answers within ``limit`` seconds, else ``None``.
-
-    For callers waiting for an answer only: a bucket that cannot be read right now
-    (a stream-leader election, a reconnect) reads as "no result yet", so the caller
-    gets a retryable answer by its deadline instead of an exception.  A node deciding
-    whether to run a call must not read it that way (see ``DurableWorker.begin``).
-    """
-    with anyio.move_on_after(limit):
-        try:
-            return await stored_result(kv, request_id)
-        except Exception as exc:  # noqa: BLE001 - unreadable for now: the caller asks again with the same id
-            _log.debug("results bucket not readable for %s: %s", request_id, exc)
-    return None
-
-
-async def wait_for_result(kv: KeyValue, request_id: str, wait: float) -> ToolResult | None:
-    """Poll the results bucket until ``request_id`` has a result or ``wait`` seconds passed."""
-    deadline = time.monotonic() + wait
-    pause = _POLL_START
-    while True:
-        result = await _stored_by(kv, request_id, max(_POLL_START, deadline - time.monotonic()))
-        if result is not None or time.monotonic() >= deadline:
-            return result
-        await anyio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-        pause = min(pause * 2, _POLL_MAX)
-
-
-def _still_queued(request: ToolRequest, wait: float) -> ToolResult:
-    return ToolResult.failure(
-        request.id,
-        request.tool,
-        ToolError(
-            code=ErrorCode.TIMEOUT,
-            message=(
-                f"no result for durable call {request.id!r} of {request.tool!r} within {wait:g}s; it stays queued"
-                " and will run when a node is free: call again with the same id to get its result"
-            ),
-            retryable=True,
-            details={"durable": True, "request_id": request.id},
-        ),
-    )
-
-
-class DurableQueue:
-    """The caller's side: publish durable requests and wait for their results (one per ``Mesh``)."""
-
-    def __init__(self, nc: NATS, settings: Settings) -> None:
-        self.nc = nc
-        self.settings = settings
-        self.js = nc.jetstream()
-        self.kv: KeyValue | None = None
-        self._consumers: set[str] = set()
-        self._inbox = nc.new_inbox()
-        self._waiting: dict[str, asyncio.Future[bytes]] = {}
-        self._subscription: Any = None
-        self._lock = anyio.Lock()
-
-    async def _prepare(self, tool: str) -> KeyValue:
-        async with self._lock:
-            if self.kv is None:
-                self.kv = await ensure_durable_storage(self.js, self.settings)
-                self._subscription = await self.nc.subscribe(self._inbox + ".*", cb=self._on_reply)
-            if tool not in self._consumers:
-                await ensure_consumer(self.js, self.settings, tool)
-                self._consumers.add(tool)
-        return self.kv
-
-    async def _on_reply(self, msg: Msg) -> None:
-        future = self._waiting.get(msg.subject.rsplit(".", 1)[-1])
-        if future is not None and not future.done():
-            future.set_result(msg.data)
-
-    async def send(
-        self, request: ToolRequest, payload: bytes, wait: float, headers: dict[str, str] | None = None
-    ) -> ToolResult:
-        """Enqueue ``request`` (encoded as ``payload``) and wait up to ``wait`` s for its result.
-
-        ``headers`` (trace context, a signed identity) travel with the request.
-        """
-        try:
-            kv = await self._prepare(request.tool)
-        except BrokerError as exc:
-            return ToolResult.failure(
-                request.id, request.tool, ToolError(code=ErrorCode.UNAVAILABLE, message=str(exc), retryable=True)
-            )
-        # One deadline for the whole call: a slow publish confirmation (a stream-leader
-        # election) leaves less time to wait for the result, not more.
-        deadline = time.monotonic() + wait
-        token = _nuid.next().decode()
-        future: asyncio.Future[bytes] = asyncio.get_running_loop().create_future()
-        self._waiting[token] = future
-        headers = {**(headers or {}), MSG_ID_HEADER: request.id, REPLY_HEADER: f"{self._inbox}.{token}"}
-        try:
-            try:
-                ack = await self.js.publish(
-                    self.settings.subjects.durable(request.tool), payload, headers=headers,
-                    timeout=min(max(deadline - time.monotonic(), _POLL_START), 5.0),
-                )
-            except Exception as exc:  # noqa: BLE001 - unconfirmed: a retry with the same id is safe
-                return ToolResult.failure(
-                    request.id,
-                    request.tool,
-                    ToolError(
-                        code=ErrorCode.UNAVAILABLE,
-                        message=f"the durable queue did not confirm call {request.id!r} ({type(exc).__name__}: {exc});"
-                        " retry with the same id (a stored copy is not run twice)",
-                        retryable=True,
-                    ),
-                )
-            if ack.duplicate:
-                # An earlier call with this id exists: its result is (or will be) stored.
-                remaining = max(0.0, deadline - time.monotonic())
-                return await wait_for_result(kv, request.id, remaining) or _still_queued(request, wait)
-            with anyio.move_on_after(max(0.0, deadline - time.monotonic())):
-                data = await future
-                try:
-                    return decode_result(data)
-                except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-                    return ToolResult.failure(
-                        request.id,
-                        request.tool,
-                        ToolError(code=ErrorCode.INTERNAL, message=f"the node's reply is not a ToolResult: {exc}"),
-                    )
-            return await _stored_by(kv, request.id, _LAST_LOOK) or _still_queued(request, wait)
-        finally:
-            self._waiting.pop(token, None)
-
-    async def result(self, request_id: str) -> ToolResult | None:
-        """The stored result of an earlier durable call, or ``None`` (not finished, or expired)."""
-        if self.kv is None:
-            self.kv = await ensure_durable_storage(self.js, self.settings)
-        return await stored_result(self.kv, request_id)
+_RUN, _ANSWER, _REFUSE, _DEFER = "run", "answer", "refuse", "defer"
+"""What ``finish`` does with a delivery: store the result then ack; ack only; terminate; hand back."""
 
 
 class _Delivery:
     """One durable message a node is working on."""
 
-    __slots__ = ("attempt", "heartbeat", "msg", "request_id", "stored")
+    __slots__ = ("attempt", "binding", "heartbeat", "msg", "outcome", "request_id")
 
     def __init__(self, msg: Msg, request_id: str) -> None:
         self.msg = msg
         self.request_id = request_id
-        self.stored = False
+        self.outcome = _RUN
+        self.binding: CallBinding | None = None
         self.attempt = 1
         self.heartbeat: asyncio.Task[None] | None = None
 
@@ -398,7 +179,8 @@ class DurableWorker:
         self.js = node.nc.jetstream()
         self.settings = node.settings
         self.kv = kv
-        self._active: dict[str, _Delivery] = {}
+        self._active: dict[str, _Delivery] = {}  # running calls by request id
+        self._deliveries: dict[int, _Delivery] = {}  # every delivery begin() took, by id() of its message
         self._consumers: set[str] = set()
 
     @classmethod
@@ -479,35 +261,84 @@ class DurableWorker:
             return
         if ack.duplicate and msg.reply:
             wait = request.timeout if request.timeout is not None else self.settings.default_timeout
-            result = await wait_for_result(self.kv, request.id, wait)
-            await self._reply(msg.reply, result or _still_queued(request, wait))
+            await self._reply(msg.reply, await self._repeat(request, wait))
+
+    async def _repeat(self, request: ToolRequest, wait: float) -> ToolResult:
+        """The answer to a repeat of a stored id: authorized first, then only the same call's result."""
+        identity = request.caller.identity if request.caller is not None else None  # verified by the node
+        refusal = await self._refusal(request, identity)
+        if refusal is not None:
+            return refusal
+        return await wait_for_result(self.kv, request, CallBinding.of(request, identity), wait)
+
+    async def _refusal(self, request: ToolRequest, identity: str | None) -> ToolResult | None:
+        """The answer when ``identity`` may not (or no longer) call ``request.tool`` here, else ``None``."""
+        spec = self.node.kernel.get_tool(request.tool)
+        if spec is None:
+            return self.node._failure(
+                request.id, request.tool, ErrorCode.UNAVAILABLE,
+                f"this node no longer serves {request.tool!r}; call again with the same id", retryable=True,
+            )
+        try:
+            await check_call_allowed(self.node.kernel, identity, spec)
+        except CallRejected as exc:
+            return msgspec.structs.replace(
+                ToolResult.failure(request.id, request.tool, exc.to_tool_error()), node=self.node.name
+            )
+        return None
 
     async def begin(self, msg: Msg, request: ToolRequest) -> ToolResult | None:
-        """Start work on a delivery: its stored result if it has one (then nothing runs), else ``None``."""
+        """Start work on a delivery: ``None`` to run it, else the answer (a stored result, a refusal)."""
         delivery = _Delivery(msg, request.id)
+        msg_id = (msg.headers or {}).get(MSG_ID_HEADER)
+        if msg_id != request.id:
+            # The stream de-duplicates by the header: a body id that differs from it is not
+            # protected, so it could reach (and overwrite) another call's stored result.
+            delivery.outcome = _REFUSE
+            self._deliveries[id(msg)] = delivery
+            return self.node._failure(
+                request.id, request.tool, ErrorCode.BAD_REQUEST,
+                f"durable request {_shown(request.id)} came with Nats-Msg-Id {_shown(msg_id or '')}; publish"
+                f" durable requests with the header Nats-Msg-Id equal to the request id",
+            )
+        if self.node.kernel.get_tool(request.tool) is None:
+            delivery.outcome = _DEFER  # a node that serves it takes it (the subscription is going away)
+            self._deliveries[id(msg)] = delivery
+            return self.node._failure(request.id, request.tool, ErrorCode.UNAVAILABLE, "not served here")
+        identity = request.caller.identity if request.caller is not None else None  # verified by the node
+        delivery.binding = binding = CallBinding.of(request, identity)
         self._active[request.id] = delivery
+        self._deliveries[id(msg)] = delivery
         # A first delivery needs no look-up: the stream admits an id once per result TTL,
         # so nothing can be stored for it yet. This saves a round trip on every durable call.
         try:
-            found = 0 if _first_delivery(msg) else await _stored(self.kv, request.id)
+            found = None if _first_delivery(msg) else await read_entry(self.kv, request.id)
         except BaseException:
-            del self._active[request.id]  # not started: a later redelivery must not look busy
+            self._release(msg)  # not started: a later redelivery must not look busy
             raise
-        if isinstance(found, ToolResult):
-            delivery.stored = True
-            return found
-        if found >= self.settings.durable_max_attempts:
+        if found is UNREADABLE:
+            _log.warning("replacing an unreadable results entry for durable call %s", _shown(request.id))
+            found = None
+        elif found is not None and not found.belongs_to(binding):
+            delivery.outcome = _REFUSE
+            return id_taken(request.id, request.tool)
+        if found is not None and found.result is not None:
+            delivery.outcome = _ANSWER  # stored before (a redelivery): authorized again, nothing runs
+            return await self._refusal(request, identity) or found.result
+        attempts = found.attempts if found is not None else 0
+        if attempts >= self.settings.durable_max_attempts:
             return self.node._failure(
                 request.id, request.tool, ErrorCode.EXECUTION_FAILED,
-                f"durable call {request.id!r} of {request.tool!r} was started {found}x on nodes that died before"
+                f"durable call {request.id!r} of {request.tool!r} was started {attempts}x on nodes that died before"
                 f" storing a result (durable_max_attempts = {self.settings.durable_max_attempts}); it is not run"
                 " again: fix the tool (or raise durable_max_attempts), then call with a new id",
             )
-        delivery.attempt = found + 1
+        delivery.attempt = attempts + 1
         # Count this attempt without waiting for the store's ack (same connection as the
         # result written later, so the result always lands after the marker).
         await self.nc.publish(
-            f"$KV.{self.settings.subjects.results_bucket}.{result_key(request.id)}", encode(_Attempts(found + 1))
+            f"$KV.{self.settings.subjects.results_bucket}.{result_key(request.id)}",
+            encode(StoredEntry(call=binding, attempts=delivery.attempt)),
         )
         delivery.heartbeat = asyncio.get_running_loop().create_task(self._keep_alive(delivery, request))
         return None
@@ -530,26 +361,120 @@ class DurableWorker:
             if self._active.get(delivery.request_id) is delivery:
                 del self._active[delivery.request_id]
 
+    def _release(self, msg: Msg) -> _Delivery | None:
+        """Forget the delivery of ``msg``: no longer running, no heartbeat."""
+        delivery = self._deliveries.pop(id(msg), None)
+        if delivery is not None:
+            if delivery.heartbeat is not None:
+                delivery.heartbeat.cancel()
+            if self._active.get(delivery.request_id) is delivery:
+                del self._active[delivery.request_id]
+        return delivery
+
     async def finish(self, msg: Msg, result: ToolResult) -> None:
         """Store the result, send it to the caller, then ack (in that order: see the module docstring)."""
-        delivery = self._active.pop(result.id, None) if result.id else None
-        if delivery is not None and delivery.heartbeat is not None:
-            delivery.heartbeat.cancel()
+        delivery = self._release(msg)
         reply = (msg.headers or {}).get(REPLY_HEADER)
-        if not result.id:
-            # undecodable request: nothing to store, and redelivery would fail the same way
+        if delivery is None or delivery.outcome == _REFUSE:
+            # Undecodable, refused at the door (delivery None: answered before begin()), or an id
+            # that is not its own: every redelivery would end the same way.
+            _log.warning("removed durable message %s: %s", _describe(msg), _shown(_reason(result)))
+            await self._record_unserved(msg, result)
             await self._reply(reply, result)
-            await msg.term()
+            await self._settle(msg, "term")
             return
-        if delivery is None or not delivery.stored:
-            try:
-                await self.kv.put(result_key(result.id), encode(result))
-            except Exception as exc:  # noqa: BLE001 - not stored, so not acked: it runs again elsewhere
-                _log.error("could not store the result of durable call %s: %s; it will be redelivered", result.id, exc)
-                await self.defer(msg, 1.0)
-                return
+        if delivery.outcome == _DEFER:
+            await self.defer(msg, REDELIVER_AFTER)
+            return
+        if delivery.outcome == _RUN and not await self._store(delivery, result):
+            await self.defer(msg, REDELIVER_AFTER)  # not stored, so not acked: it runs again
+            return
         await self._reply(reply, result)
-        await msg.ack()
+        await self._settle(msg, "ack")
+
+    async def _store(self, delivery: _Delivery, result: ToolResult) -> bool:
+        entry = StoredEntry(call=delivery.binding, result=result)
+        try:
+            try:
+                await self.kv.put(result_key(delivery.request_id), encode(entry))
+            except nats.errors.MaxPayloadError:
+                # Over the server's limit with the binding around it: a retry would run the
+                # tool again and fail the same way, so the caller gets (and keeps) why instead.
+                failure = self.node._failure(
+                    result.id, result.tool, ErrorCode.TOO_LARGE,
+                    f"the result of {result.tool!r} is too large to store for a durable call (the NATS"
+                    " server's max_payload); return less data or a reference to it",
+                )
+                await self.kv.put(result_key(delivery.request_id), encode(StoredEntry(call=delivery.binding,
+                                                                                      result=failure)))
+        except Exception as exc:  # noqa: BLE001 - not stored: the caller of finish hands the call back
+            _log.error("could not store the result of durable call %s: %s; it will be redelivered",
+                       _shown(delivery.request_id), exc)
+            return False
+        return True
+
+    async def abandon(self, msg: Msg, request: ToolRequest | ToolResult | None, exc: Exception) -> None:
+        """A durable delivery whose handling raised ``exc``: kept for redelivery if the broker is at fault, else removed.
+
+        Whatever else fails would fail again on every redelivery, so the message is
+        terminated (one log line, no traceback), its caller answered ``internal``.
+        """
+        delivery = self._release(msg)
+        if isinstance(exc, _BROKER_TROUBLE):
+            _log.warning("durable message %s stays queued after a broker error (%s: %s); it comes again after"
+                         " durable_ack_wait", _describe(msg), type(exc).__name__, _shown(exc))
+            return
+        _log.error("removed durable message %s: serving it raised %s: %s", _describe(msg), type(exc).__name__,
+                   _shown(exc))
+        _log.debug("the error that removed a durable message", exc_info=exc)
+        request_id = request.id if request is not None else (msg.headers or {}).get(MSG_ID_HEADER, "")
+        tool = request.tool if request is not None else ""
+        failure = self.node._failure(
+            request_id, tool, ErrorCode.INTERNAL,
+            f"the node could not serve durable call {_shown(request_id)} ({type(exc).__name__}); it was removed"
+            " from the queue and is not run again (it may have run once): call again with a fresh id",
+        )
+        await self._record_unserved(msg, failure, delivery.binding if delivery is not None else None)
+        await self._reply((msg.headers or {}).get(REPLY_HEADER), failure)
+        await self._settle(msg, "term")
+
+    async def _record_unserved(self, msg: Msg, result: ToolResult, binding: CallBinding | None = None) -> None:
+        """Keep the answer of a removed message under its ``Nats-Msg-Id`` (a repeat is dropped by de-duplication).
+
+        Without it, a repeat would wait for a result that never comes.  The entry is bound
+        to ``binding`` (the delivery's call), else to the call as far as the body tells (the
+        claimed identity: it holds a refusal only), else it is a tombstone.  It replaces
+        nothing but this call's own attempt marker: never a result, never another call's entry.
+        """
+        msg_id = (msg.headers or {}).get(MSG_ID_HEADER)
+        if not msg_id:
+            return
+        if binding is None and result.id == msg_id:
+            try:
+                request = decode_request(msg.data)
+                tool = request.tool or self.settings.subjects.tool_from_request(msg.subject)
+                claimed = (msg.headers or {}).get(IDENTITY_HEADER)
+                binding = CallBinding(tool=tool, arguments=arguments_digest(request.arguments), identity=claimed)
+            except Exception:  # noqa: BLE001 - the body tells nothing: store a tombstone
+                binding = None
+        key, value = result_key(msg_id), encode(StoredEntry(call=binding, result=result))
+        try:
+            try:
+                current = await self.kv.get(key)
+            except NotFoundError:  # KeyNotFoundError and KeyDeletedError included
+                await self.kv.create(key, value)
+                return
+            existing = decode_entry(current.value) if current.value else UNREADABLE
+            if binding is not None and existing.result is None and existing.belongs_to(binding):
+                await self.kv.update(key, value, last=current.revision)
+        except Exception as exc:  # noqa: BLE001 - written meanwhile, or the store is away
+            _log.debug("no entry kept for removed durable message %s: %s", _shown(msg_id), exc)
+
+    async def _settle(self, msg: Msg, how: str) -> None:
+        try:
+            await (msg.ack() if how == "ack" else msg.term())
+        except Exception as exc:  # noqa: BLE001 - connection trouble: the ack wait redelivers, then it settles
+            _log.debug("%s of a durable message failed: %s", how, exc)
 
     async def _reply(self, subject: str | None, result: ToolResult) -> None:
         if subject:
@@ -557,3 +482,7 @@ class DurableWorker:
                 await self.nc.publish(subject, encode(result))
             except Exception as exc:  # noqa: BLE001 - the result is stored; the caller can fetch it
                 _log.debug("could not send durable result to %s: %s", subject, exc)
+
+
+def _reason(result: ToolResult) -> str:
+    return f"{result.error.code.value}: {result.error.message}" if result.error is not None else "answered"

@@ -3,10 +3,12 @@
 A node has no HTTP port; it answers the NATS service protocol instead.  The
 check sends ``$SRV.PING.toolmesh.<node>`` and reads the catalog:
 
-* ``--live`` (liveness): fails only when NATS is reachable and the node does not
-  answer its ping — a wedged node.  A NATS outage is not the node's fault, and
-  restarting every node for it would only add load when NATS comes back, so
-  then the check passes.
+* ``--live`` (liveness): fails when the node does not answer its ping — a wedged
+  node — and when the embedded broker (no NATS URL configured) cannot be
+  reached: the local nodes run that broker and bring it back when it dies, so a
+  node left without one is broken.  An outage of an external NATS (a URL is
+  configured) is not the node's fault, and restarting every node for it would
+  only add load when NATS comes back, so then the check passes.
 * default (readiness): the node answers its ping *and* its catalog entry is
   present and not draining — it takes calls.
 
@@ -16,7 +18,7 @@ Exit code 0 when healthy, 1 when not, 2 on bad usage; ``--json`` prints the fact
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import anyio
 import nats.errors
@@ -51,8 +53,11 @@ async def check_node(mesh: Mesh, node: str, *, timeout: float = PING_TIMEOUT) ->
 
 
 def health(
-    node: Annotated[Optional[str], typer.Option("--node", help="Node name [default: TOOLMESH_NODE_NAME]")] = None,
-    live: Annotated[bool, typer.Option("--live", help="Liveness: fail only if NATS is up and the node is not.")] = False,
+    node: Annotated[str | None, typer.Option("--node", help="Node name [default: TOOLMESH_NODE_NAME]")] = None,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="Liveness: fail if the node does not answer (or the embedded broker is gone)."),
+    ] = False,
     nats_url: NatsOption = None,
     prefix: PrefixOption = None,
     as_json: JsonOption = False,
@@ -74,8 +79,11 @@ def health(
             return {"node": name, "nats": False, "error": str(exc)}
 
     facts = anyio.run(probe)
+    facts["broker"] = "embedded" if settings.nats_url is None else "external"
     if facts.get("nats") is False:
-        healthy = live  # a NATS outage: do not restart the node for it, but it is not ready
+        # An external NATS outage: do not restart the node for it (but it is not ready). No embedded
+        # broker: the nodes that run it are gone or could not restart it.
+        healthy = live and settings.nats_url is not None
     else:
         facts["nats"] = True
         healthy = facts["answered"] and (live or (facts["in_catalog"] and not facts["draining"]))

@@ -16,6 +16,11 @@ captured request can only be replayed unchanged within :data:`MAX_SKEW`.
 
 A node treats a request without these headers as anonymous, and refuses one
 whose signature is missing, malformed, stale or wrong with ``rejected``.
+
+Catalog entries are signed with the same construction under another purpose
+label (:func:`catalog_signature`), so a MAC made for one use never verifies
+for the other; ``toolmesh.catalog`` decides what is signed and what a reader
+does with an entry that does not verify.
 """
 
 from __future__ import annotations
@@ -27,7 +32,15 @@ from collections.abc import Mapping
 
 from .errors import CallRejected
 
-__all__ = ["IDENTITY_HEADER", "MAX_SKEW", "SIGNATURE_HEADER", "sign_request", "verify_request"]
+__all__ = [
+    "IDENTITY_HEADER",
+    "MAX_SKEW",
+    "SIGNATURE_HEADER",
+    "catalog_signature",
+    "catalog_signature_valid",
+    "sign_request",
+    "verify_request",
+]
 
 IDENTITY_HEADER = "Toolmesh-Identity"
 """The claimed identity (1-128 printable characters)."""
@@ -41,9 +54,23 @@ MAX_SKEW = 300.0
 _VERSION = "v1"
 
 
+def _hmac(secret: str, purpose: bytes, *parts: bytes) -> str:
+    # The purpose label keeps a MAC made for one use from verifying for another.
+    return hmac.new(secret.encode(), b"\0".join((purpose, *parts)), hashlib.sha256).hexdigest()
+
+
 def _mac(secret: str, identity: str, subject: str, issued: str, body: bytes) -> str:
-    message = b"\0".join((b"toolmesh-identity-v1", identity.encode(), subject.encode(), issued.encode(), body))
-    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+    return _hmac(secret, b"toolmesh-identity-v1", identity.encode(), subject.encode(), issued.encode(), body)
+
+
+def catalog_signature(secret: str, bucket: str, body: bytes) -> str:
+    """``v1.<hex HMAC-SHA256>`` of a catalog entry's exact JSON ``body`` stored in ``bucket``."""
+    return f"{_VERSION}.{_hmac(secret, b'toolmesh-catalog-v1', bucket.encode(), body)}"
+
+
+def catalog_signature_valid(secret: str, bucket: str, body: bytes, signature: str) -> bool:
+    """True when ``signature`` is :func:`catalog_signature` of ``body`` in ``bucket`` under ``secret``."""
+    return hmac.compare_digest(signature.encode(), catalog_signature(secret, bucket, body).encode())
 
 
 def _valid_identity(identity: str) -> bool:

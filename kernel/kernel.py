@@ -15,7 +15,7 @@ import pluggy
 from toolmesh.contracts import ToolEvent, ToolRequest, ToolResult, ToolSpec, is_valid_tool_name
 
 from .config import Settings
-from .context import CallbackChannel, CallContext, NestedCall
+from .context import CallbackChannel, CallContext, NestedCall, NestedSend
 from .errors import ToolDefinitionError
 from .pipeline import call_pipeline
 from .plugin_manager import TRACE_ENV, await_maybe, create_plugin_manager, ordered_impls
@@ -224,23 +224,29 @@ class Kernel:
         *,
         deadline: float | None = None,
         call_tool: NestedCall | None = None,
+        send_nested: NestedSend | None = None,
         channel: CallbackChannel | None = None,
     ) -> ToolResult:
-        """Run ``request`` through the pipeline; never raises for a failing call."""
-        context = CallContext(
-            request=request, kernel=self, node=self.node, deadline=deadline, call_tool=call_tool, channel=channel
-        )
-        if context.call_tool is None:
-            context.call_tool = self._local_nested_call(context)
+        """Run ``request`` through the pipeline; never raises for a failing call.
+
+        The tool's nested calls (``context.call_tool``) go to ``send_nested`` (a node
+        sends them over NATS), else to this kernel; either way they carry the call
+        chain and the time left, and end with this call (``CallContext.nested_call``).
+        ``call_tool`` replaces that with a plain ``(name, arguments)`` function, which
+        still ends with this call but builds its own requests.
+        """
+        context = CallContext(request=request, kernel=self, node=self.node, deadline=deadline, channel=channel)
+        if call_tool is not None:
+            send_nested = _plain_send(call_tool)
+        context.call_tool = context.nested_call(send_nested or self._local_send(context))
         return await call_pipeline(self, context)
 
-    def _local_nested_call(self, parent: CallContext) -> NestedCall:
-        async def call_tool(name: str, arguments: dict[str, Any]) -> ToolResult:
-            request = ToolRequest(id=f"{parent.request.id}/{name}", tool=name, arguments=arguments,
-                                  caller=parent.request.caller)
+    def _local_send(self, parent: CallContext) -> NestedSend:
+        async def send(request: ToolRequest) -> ToolResult:
+            request = msgspec.structs.replace(request, id=f"{parent.request.id}/{request.tool}")
             return await self.call(request, deadline=parent.deadline)
 
-        return call_tool
+        return send
 
     # -------------------------------------------------------------- events
 
@@ -291,3 +297,10 @@ class Kernel:
     def replace_spec(self, name: str, **changes: Any) -> None:
         """Change fields of a registered tool (e.g. mark it unavailable with a reason)."""
         self._tools[name] = msgspec.structs.replace(self._tools[name], **changes)
+
+
+def _plain_send(call_tool: NestedCall) -> NestedSend:
+    async def send(request: ToolRequest) -> ToolResult:
+        return await call_tool(request.tool, request.arguments)
+
+    return send

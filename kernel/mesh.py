@@ -46,17 +46,19 @@ from toolmesh.contracts import (
 
 from .authorization import client_identity, visible_tools
 from .broker import nats_reachable
+from .broker_state import with_local_secrets
 from .callbacks import CallbackHandler, serve_callbacks
-from .catalog import CatalogBucket, merge_tools
+from .caller_subjects import caller_client
+from .catalog import CatalogBucket, catalog_secret, merge_tools
 from .config import Settings, load_settings
-from .durable import DurableQueue
-from .errors import BrokerError, UnknownTool
+from .durable_queue import DurableQueue
+from .errors import BrokerError, ConfigError, UnknownTool
 from .identity import sign_request
 from .nats_auth import authenticates, connect_options, redact_url, url_user
 from .suggestions import close_names
 from .telemetry import inject_headers, record_error, tool_span
 
-__all__ = ["Mesh", "SyncMesh", "connect_nats"]
+__all__ = ["Mesh", "SyncMesh", "client_inbox", "connect_nats"]
 
 NO_RESPONDER_RETRY = 0.5
 """Seconds a call retries "no responders" before answering ``unknown_tool``: a node
@@ -120,7 +122,8 @@ async def connect_nats(
         raise BrokerError(
             f"NATS at {redact_url(url)} refused this connection ({type(refused.cause).__name__}: {refused.cause});"
             " check nats_user/nats_password, nats_token, nats_creds, nats_nkey (TOOLMESH_NATS_*) or the TLS files"
-            " tls_ca/tls_cert/tls_key against the server's configuration"
+            " tls_ca/tls_cert/tls_key against the server's configuration; an embedded broker ('toolmesh up' without"
+            " a URL) admits only its user's commands, which find its token in the state directory (TOOLMESH_STATE_DIR)"
         ) from refused.cause
     except (nats.errors.NoServersError, OSError, TimeoutError, nats.errors.Error) as exc:
         raise BrokerError(f"{failure} ({type(exc).__name__}: {exc})") from exc
@@ -184,6 +187,18 @@ def new_request_id() -> str:
     return _request_ids.next()
 
 
+def client_inbox(settings: Settings) -> str:
+    """A new connection's inbox prefix: ``<prefix>.result.<client>.<connection>``.
+
+    ``<client>`` is the NATS user (the server's permissions can then let each user read
+    its own replies and callbacks only), else a random token; ``<connection>`` is random, so
+    a cancel naming this inbox proves it comes from this connection (``toolmesh.caller_subjects``).
+    """
+    user = settings.nats_user or url_user(settings.nats_url)
+    client = user if user and re.fullmatch(r"[A-Za-z0-9_\-]+", user) else secrets.token_hex(8)
+    return f"{settings.subjects.result_prefix}.{client}.{secrets.token_hex(8)}"
+
+
 async def _abandon(nc: NATS) -> None:
     """Close a connection whose broker is gone.
 
@@ -232,8 +247,10 @@ class Mesh:
         return mesh
 
     async def connect(self) -> Mesh:
-        """Open the connection; replies arrive under ``<prefix>.result.<client>``."""
+        """Open the connection; replies arrive under ``<prefix>.result.<client>.<connection>``."""
         if self.nc is None:
+            # On the embedded broker, verify the catalog with the mesh's generated secret (toolmesh.broker_state).
+            self.settings = with_local_secrets(self.settings)
             self.nc = await connect_nats(
                 self.settings.connect_url,
                 name=self.name,
@@ -294,7 +311,10 @@ class Mesh:
         )
         if on_callback is None:
             return await self.send(request)
-        subject = self.subjects.callback(new_request_id())
+        try:
+            subject = self.callback_subject(new_request_id())
+        except ConfigError as exc:
+            return _local_failure(request, ErrorCode.BAD_REQUEST, str(exc))
         subscription = await serve_callbacks(self._connection(), subject, on_callback)
         try:
             return await self.send(msgspec.structs.replace(request, callback=subject))
@@ -352,6 +372,13 @@ class Mesh:
                 f"request of {len(payload)} bytes exceeds the {self.settings.max_payload}-byte limit;"
                 " send large data by reference (a URL or object-store key)",
             )
+        if len(payload) > nc.max_payload:  # the server would refuse it (and nats.py raise)
+            return _local_failure(
+                request,
+                ErrorCode.TOO_LARGE,
+                f"request of {len(payload)} bytes exceeds the NATS server's {nc.max_payload}-byte max_payload;"
+                " send large data by reference (a URL or object-store key)",
+            )
         timeout = request.timeout if request.timeout is not None else self.settings.default_timeout
         wait = timeout + _REPLY_GRACE
         if request.durable:
@@ -372,10 +399,10 @@ class Mesh:
                 return ToolResult.failure(request.id, request.tool, error.to_tool_error())
             except anyio.get_cancelled_exc_class():
                 with anyio.CancelScope(shield=True):
-                    await self._cancel(request.id)
+                    await self._cancel(request)
                 raise
             except nats.errors.TimeoutError:
-                await self._cancel(request.id)
+                await self._cancel(request)
                 return _local_failure(
                     request,
                     ErrorCode.TIMEOUT,
@@ -430,12 +457,31 @@ class Mesh:
                 self._denied_tasks.add(task)
 
     def _inbox_prefix(self) -> str:
-        # A NATS user's replies arrive under <prefix>.result.<user>, so the server's
+        # A NATS user's replies arrive under <prefix>.result.<user>.<connection>, so the server's
         # permissions can let each user subscribe to its own replies only (ops/nats/permissions.conf).
-        user = self.settings.nats_user or url_user(self.settings.nats_url)
-        if user and re.fullmatch(r"[A-Za-z0-9_\-]+", user):
-            return f"{self.subjects.result_prefix}.{user}"
-        return self.subjects.result_prefix
+        return client_inbox(self.settings)
+
+    def inbox(self) -> str:
+        """This connection's inbox prefix: replies to its calls arrive under it."""
+        # new_inbox() is "<inbox prefix>.<unique token>" for whatever connection this Mesh uses.
+        return self._connection().new_inbox().rsplit(".", 1)[0]
+
+    def callback_subject(self, call: str | None = None) -> str:
+        """A subject in this connection's callback namespace, for ``ToolRequest.callback``.
+
+        Nodes send callbacks only to ``<prefix>.callback.<client>.<...>``, ``<client>``
+        being the client token of the caller's inbox; any other subject is refused.
+        """
+        inbox = self.inbox()
+        owner = caller_client(self.subjects, inbox)
+        if owner is None:
+            raise ConfigError(
+                f"this connection's inbox prefix {inbox!r} names no client, so nodes would refuse"
+                " its callbacks; open the connection with an inbox prefix"
+                f" {self.subjects.result_prefix}.<client>.<connection> (toolmesh.mesh.client_inbox),"
+                " as Mesh.connect does"
+            )
+        return self.subjects.callback(owner[1], call or new_request_id())
 
     def _headers(self, request: ToolRequest, subject: str, payload: bytes) -> dict[str, str] | None:
         # Sign the caller's identity when this client holds the mesh's identity_secret
@@ -457,16 +503,26 @@ class Mesh:
             self._durable = DurableQueue(self._connection(), self.settings)
         return self._durable
 
-    async def durable_result(self, request_id: str) -> ToolResult | None:
-        """The stored result of an earlier durable call (``None``: not finished yet, or expired)."""
-        return await self._durable_queue().result(request_id)
+    async def durable_result(
+        self, request_id: str, *, tool: str | None = None, arguments: dict[str, Any] | None = None
+    ) -> ToolResult | None:
+        """The stored result of this client's earlier durable call (``None``: not finished yet, or expired).
 
-    async def _cancel(self, request_id: str) -> None:
-        # The caller gave up: tell whichever node serves the call to stop it.
+        A result stored for another identity (the one this client signs with, or none),
+        or for another ``tool`` or other ``arguments`` when given, is answered ``bad_request``.
+        """
+        identity = self.identity if self.settings.identity_secret is not None else None  # as _headers signs
+        return await self._durable_queue().result(request_id, identity=identity, tool=tool, arguments=arguments)
+
+    async def _cancel(self, request: ToolRequest) -> None:
+        # The caller gave up: tell whichever node serves the call to stop it.  Nodes take a
+        # cancel from the call's caller only: signed like the call, and naming this connection's inbox.
         try:
-            await self._connection().publish(self.subjects.cancel, encode(CancelRequest(id=request_id)))
+            payload = encode(CancelRequest(id=request.id, inbox=self.inbox()))
+            headers = self._headers(request, self.subjects.cancel, payload)
+            await self._connection().publish(self.subjects.cancel, payload, headers=headers)
         except Exception as exc:  # noqa: BLE001 - best effort; the node's own deadline still applies
-            _log.debug("cancel of %s not sent: %s", request_id, exc)
+            _log.debug("cancel of %s not sent: %s", request.id, exc)
 
     # -------------------------------------------------------------- catalog
 
@@ -474,7 +530,8 @@ class Mesh:
         if self._catalog is None:
             nc = self._connection()
             self._catalog = await CatalogBucket.open(
-                nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=False
+                nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=False,
+                secret=catalog_secret(self.settings),  # with a secret, entries that do not verify are ignored
             )
         return self._catalog
 

@@ -16,6 +16,11 @@ setting                 environment                 meaning
 ``tls_cert``/``tls_key`` ``TOOLMESH_TLS_CERT``/``_KEY`` client certificate for mutual TLS
 ======================  ==========================  =======================================
 
+With none of these and a broker on this machine (no URL, or a loopback URL),
+the token of the embedded broker's credentials file is sent
+(``toolmesh.broker_state``): every local command of the user who started the
+mesh joins it without configuration, other users' processes cannot.
+
 Credentials in the URL (``nats://user:pass@host``, ``nats://token@host``) keep
 working — nats.py reads them — and :func:`redact_url` hides them wherever a URL
 is printed.  Secrets are registered with the log redactor when options are built.
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from .broker_state import local_credentials
 from .errors import ConfigError
 from .logs import _URL_CREDENTIALS, _hide_credentials, register_secret
 
@@ -44,7 +50,7 @@ __all__ = [
     "url_user",
 ]
 
-SECRET_SETTINGS = ("nats_password", "nats_token", "identity_secret")
+SECRET_SETTINGS = ("nats_password", "nats_token", "identity_secret", "catalog_secret")
 """Settings whose values are secrets: never printed, redacted from logs."""
 
 MIN_IDENTITY_SECRET = 16
@@ -139,6 +145,8 @@ def connect_options(settings: Settings) -> dict[str, Any]:
         options["user_credentials"] = _readable(settings.nats_creds, "nats_creds")
     elif settings.nats_nkey:
         options["nkeys_seed"] = _readable(settings.nats_nkey, "nats_nkey")
+    elif (local := local_credentials(settings)) is not None:
+        options["token"] = local.token  # the embedded broker's (toolmesh.broker_state)
     if settings.nats_creds or settings.nats_nkey:
         try:
             import nkeys  # noqa: F401 - nats.py signs the server's nonce with it

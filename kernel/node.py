@@ -38,20 +38,28 @@ from toolmesh.contracts import (
     decode_cancel,
     decode_request,
     encode,
+    is_valid_tool_name,
 )
 
 from .backpressure import Admission
-from .broker import EmbeddedBroker, nats_reachable
+from .broker import EmbeddedBroker
+from .broker_keeper import BrokerKeeper
+from .broker_state import with_local_secrets
 from .callbacks import NatsCallbackChannel
-from .catalog import CatalogBucket
+from .caller_subjects import callback_refusal, reply_refusal
+from .catalog import CatalogBucket, catalog_secret
 from .config import Settings
-from .durable import DurableWorker, is_durable_delivery
+from .connection_log import ConnectionLog
+from .context import CallContext, NestedCall
+from .durable import REPLY_HEADER, DurableWorker, is_durable_delivery
 from .errors import BrokerError, CallRejected
 from .identity import verify_request
+from .json_nesting import nests_deeper_than
 from .kernel import Kernel
 from .markers import hookimpl
-from .mesh import Mesh, connect_nats
-from .nats_auth import connect_options
+from .mesh import Mesh, client_inbox, connect_nats
+from .nats_auth import connect_options, redact_url
+from .running_calls import RunningCall, RunningCalls
 from .service_protocol import EndpointCounters, ServiceResponder
 from .shared_cache import SharedCache
 from .telemetry import extract_context, record_error, tool_span
@@ -89,7 +97,8 @@ class Node:
         self.kernel.register_plugin(self, name=f"toolmesh.node.{self.name}")
         self.sources = list(sources)
         self.subjects = self.settings.subjects
-        self.broker: EmbeddedBroker | None = None
+        self._keeper: BrokerKeeper | None = None  # the embedded broker, when no URL is configured
+        self.connection_log = ConnectionLog(self.name)  # one line per disconnect / reconnect / error
         self.nc: NATS | None = None
         self.url: str | None = None
         self.problems: list[str] = []
@@ -101,8 +110,7 @@ class Node:
         self._responder: ServiceResponder | None = None
         self._mesh: Mesh | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._serving: dict[str, asyncio.Task[None]] = {}
-        self._cancelled: set[str] = set()
+        self._running = RunningCalls(self.subjects)  # who may cancel what (toolmesh.running_calls)
         self._stop = anyio.Event()
         self._idle = anyio.Event()
         self._draining = False
@@ -116,30 +124,46 @@ class Node:
 
     # -------------------------------------------------------------- lifecycle
 
+    @property
+    def broker(self) -> EmbeddedBroker | None:
+        """The embedded broker this node runs right now (``None`` when it joined another's, or a URL)."""
+        return self._keeper.broker if self._keeper is not None else None
+
     async def _connect(self) -> None:
         url = self.settings.nats_url
         if url is None:
-            local = f"nats://127.0.0.1:{self.settings.port}"
-            if not await nats_reachable(local):
-                broker = EmbeddedBroker(self.settings.port)
-                try:
-                    url = await anyio.to_thread.run_sync(broker.start)
-                    self.broker = broker
-                except BrokerError:
-                    # Another node may have won the race for the port; join it if so.
-                    if not await nats_reachable(local):
-                        raise
-            url = url or local
-        self.url = url
+            # Start the embedded broker, or join the one another local node runs (toolmesh.broker_keeper).
+            self._keeper = BrokerKeeper(self.settings)
+            url = await self._keeper.open()
+            self.settings = self._keeper.settings  # --port 0 now names the port it picked
+        # On the embedded broker, sign the catalog with the mesh's generated secret (toolmesh.broker_state).
+        self.settings = self.kernel.settings = with_local_secrets(self.settings)
+        self.url = self.connection_log.url = url
         self.nc = await connect_nats(
             url,
             name=f"toolmesh-node {self.name}",
-            inbox_prefix=self.subjects.result_prefix,
+            inbox_prefix=client_inbox(self.settings),  # its own inbox: proves its nested calls' cancels
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.5,
             reconnected_cb=self._on_reconnected,
+            disconnected_cb=self._on_disconnected,
+            error_cb=self._on_nats_error,
             **connect_options(self.settings),  # NATS auth and TLS (toolmesh.nats_auth)
         )
+        if self.nc.max_payload < self.settings.max_payload:
+            _log.warning(
+                "NATS at %s admits messages up to %d bytes, less than this node's max_payload %d: larger results"
+                " cannot be sent; lower max_payload or raise the server's max_payload",
+                redact_url(url), self.nc.max_payload, self.settings.max_payload,
+            )
+
+    async def _on_disconnected(self) -> None:
+        self.connection_log.disconnected(closing=self.nc is None or self.nc.is_closed or self.nc.is_draining)
+        if self._keeper is not None:
+            self._keeper.connection_lost()
+
+    async def _on_nats_error(self, exc: Exception) -> None:
+        self.connection_log.error(exc)
 
     async def serve(self, *, task_status: anyio.abc.TaskStatus[Node] = anyio.TASK_STATUS_IGNORED) -> None:
         """Connect, start the kernel, serve until :meth:`stop`, then drain and clean up."""
@@ -169,6 +193,8 @@ class Node:
                 await self.nc.subscribe(self.subjects.cancel, cb=self._on_cancel)
                 await self._publish_entry(changed=True)
                 background.start_soon(self._heartbeat)
+                if self._keeper is not None:
+                    background.start_soon(self._keeper.watch)  # restart or take over the broker
                 task_status.started(self)
                 if self.on_ready:
                     self.on_ready(self)
@@ -219,8 +245,8 @@ class Node:
                     await self.nc.drain()
                 except Exception:  # noqa: BLE001
                     await self.nc.close()
-            if self.broker is not None:
-                await anyio.to_thread.run_sync(self.broker.stop)
+            if self._keeper is not None:
+                await self._keeper.close()
 
     # -------------------------------------------------------------- catalog
 
@@ -272,6 +298,7 @@ class Node:
             )
 
     async def _on_reconnected(self) -> None:
+        self.connection_log.reconnected()
         # A restarted broker has lost the catalog (memory storage): write it again.
         if self.nc is not None and not self._draining:
             await self._open_catalog()
@@ -282,6 +309,7 @@ class Node:
         self._catalog = await CatalogBucket.open(
             self.nc.jetstream(), self.subjects.catalog_bucket, self.settings.catalog_ttl, create=True,
             replicas=self.settings.durable_replicas,  # on a cluster, listing must survive one server's loss too
+            secret=catalog_secret(self.settings),  # signs this node's entry (toolmesh.catalog)
         )
 
     @hookimpl
@@ -337,9 +365,14 @@ class Node:
         tool = self.subjects.tool_from_request(msg.subject)
         result: ToolResult | None = None
         request: ToolRequest | ToolResult | None = None
+        running: RunningCall | None = None
         try:
             request = self._decode(msg, tool)
             durable = self._durable is not None and is_durable_delivery(msg)
+            if not durable and msg.reply and (refusal := reply_refusal(self.subjects, msg.reply)) is not None:
+                _log.info("not serving a call of %s: %s", tool, refusal)  # answering would publish there
+                return
+            request = self._check_callback(request, self._caller_reply(msg, durable))
             if isinstance(request, ToolResult):
                 result = request
             elif self._durable is not None and not durable and self._durable.wants(request):
@@ -348,7 +381,10 @@ class Node:
             elif durable and (stored := await self._durable.begin(msg, request)) is not None:  # type: ignore[union-attr]
                 result = stored  # stored before (a redelivery), or given up after too many attempts
             else:
-                self._serving[request.id] = asyncio.current_task()  # type: ignore[assignment]
+                identity = request.caller.identity if request.caller is not None else None  # as verified
+                task: asyncio.Task[None] = asyncio.current_task()  # type: ignore[assignment]
+                running = RunningCall(request.id, task, identity, self._caller_reply(msg, durable))
+                self._running.add(running)
                 with tool_span(
                     tool,
                     request.id,
@@ -357,21 +393,23 @@ class Node:
                     **{"messaging.destination.name": msg.subject, **self._span_attributes},
                 ) as span:
                     channel = NatsCallbackChannel(self.nc, request.callback, request.id) if request.callback else None
-                    result = await self.kernel.call(request, call_tool=self._nested_call(request), channel=channel)
+                    result = await self.kernel.call(request, send_nested=self._send_nested, channel=channel)
                     if result.error is not None:
                         record_error(span, result.error.code.value)
+                self._running.remove(running)  # finished: a cancel arriving now must not cut the answer short
             await self._respond(msg, result)
         except asyncio.CancelledError:
-            request_id = request.id if isinstance(request, ToolRequest) else None
-            if request_id is None or request_id not in self._cancelled:
+            if running is None or not running.cancelled:
                 raise  # the node itself is stopping
-            self._cancelled.discard(request_id)
-            await self.kernel.emit("cancelled", tool, request_id=request_id)
-        except Exception:  # noqa: BLE001 - one bad call must not take the node down
-            _log.exception("serving %s failed", tool)
+            result = await self._answer_cancelled(msg, running, tool)
+        except Exception as exc:  # noqa: BLE001 - one bad call must not take the node down
+            if self._durable is not None and is_durable_delivery(msg):
+                await self._durable.abandon(msg, request, exc)  # removed from the queue, not redelivered in a loop
+            else:
+                _log.exception("serving %s failed", tool)
         finally:
-            if isinstance(request, ToolRequest):
-                self._serving.pop(request.id, None)
+            if running is not None:
+                self._running.remove(running)
             counters = self.endpoints.get(tool)
             if counters is not None:
                 error = result.error.code.value if result is not None and result.error else None
@@ -382,14 +420,44 @@ class Node:
                 self._idle.set()
 
     async def _on_cancel(self, msg: Msg) -> None:
+        # Only the call's caller may cancel it (toolmesh.running_calls); anything else changes nothing.
         try:
-            request_id = decode_cancel(msg.data).id
-        except (msgspec.DecodeError, msgspec.ValidationError):
+            cancel = decode_cancel(msg.data)
+            identity = verify_request(msg.headers, msg.subject, msg.data, self.settings.identity_secret)
+        except (msgspec.DecodeError, msgspec.ValidationError, CallRejected) as exc:
+            _log.debug("ignoring a cancel: %s", exc)
             return
-        task = self._serving.get(request_id)
-        if task is not None:
-            self._cancelled.add(request_id)
-            task.cancel()
+        self._running.cancel(cancel, identity)
+
+    async def _answer_cancelled(self, msg: Msg, running: RunningCall, tool: str) -> ToolResult:
+        # The caller cancelled the call: it hears so at once (a durable call's answer is stored too).
+        running.task.uncancel()
+        result = self._failure(
+            running.request_id, tool, ErrorCode.CANCELLED,
+            f"call {running.request_id!r} of {tool!r} was cancelled by its caller before it finished",
+        )
+        try:
+            await self.kernel.emit("cancelled", tool, request_id=running.request_id)
+            await self._respond(msg, result)
+        except Exception:  # noqa: BLE001 - the caller may be gone: its own deadline still applies
+            _log.exception("answering the cancelled call %s of %s failed", running.request_id, tool)
+        return result
+
+    def _caller_reply(self, msg: Msg, durable: bool) -> str | None:
+        # Where the caller waits: the reply subject, or for a durable delivery the inbox it travelled with.
+        return (msg.headers or {}).get(REPLY_HEADER) if durable else msg.reply
+
+    def _check_callback(
+        self, request: ToolRequest | ToolResult, reply: str | None
+    ) -> ToolRequest | ToolResult:
+        # The node may publish anywhere: a callback may only go to the caller's own namespace
+        # (toolmesh.caller_subjects), checked before the tool runs or the call is queued.
+        if isinstance(request, ToolResult) or not request.callback:
+            return request
+        refusal = callback_refusal(self.subjects, reply, request.callback)
+        if refusal is None:
+            return request
+        return self._failure(request.id, request.tool, ErrorCode.BAD_REQUEST, refusal)
 
     def _decode(self, msg: Msg, tool: str) -> ToolRequest | ToolResult:
         if len(msg.data) > self.settings.max_payload:
@@ -398,6 +466,7 @@ class Node:
                 f"request of {len(msg.data)} bytes exceeds this node's {self.settings.max_payload}-byte limit;"
                 " send large data by reference",
             )
+        depth = self.settings.max_argument_depth
         try:
             request = decode_request(msg.data)
         except msgspec.ValidationError as exc:
@@ -408,6 +477,22 @@ class Node:
             return self._failure("", tool, ErrorCode.BAD_REQUEST,
                             f"request body is not valid JSON ({exc}); send a JSON object"
                             ' {"id": ..., "tool": ..., "arguments": {...}}')
+        except RecursionError:  # msgspec stops at Python's recursion limit
+            return self._failure("", tool, ErrorCode.BAD_REQUEST, _too_deep(depth))
+        # The request object is one level above its arguments (toolmesh.json_nesting).
+        if nests_deeper_than(msg.data, depth + 1):
+            return self._failure(request.id, tool, ErrorCode.BAD_REQUEST, _too_deep(depth))
+        if request.tool and not is_valid_tool_name(request.tool):
+            return self._failure(request.id, tool, ErrorCode.BAD_REQUEST,
+                            f"the request names tool {_shown(request.tool)}, which is not a valid tool name"
+                            " (1-128 characters of A-Z, a-z, 0-9, '_', '-' and '.'); send the name as"
+                            f" listed by 'toolmesh tools', or leave \"tool\" out to call {tool!r}")
+        if request.chain:
+            strange = next((name for name in request.chain if not is_valid_tool_name(name)), None)
+            if strange is not None:
+                return self._failure(request.id, tool, ErrorCode.BAD_REQUEST,
+                                f"the request's chain holds {_shown(strange)}, which is not a tool name;"
+                                " leave \"chain\" out (nodes fill it in for the nested calls of tools)")
         if request.tool and request.tool != tool:
             return self._failure(request.id, request.tool, ErrorCode.BAD_REQUEST,
                             f"request for tool {request.tool!r} was sent to the subject of {tool!r};"
@@ -444,14 +529,18 @@ class Node:
         if self._durable is not None and is_durable_delivery(msg):
             await self._durable.finish(msg, result)  # store, send to the caller, then ack
             return
-        await self.nc.publish(msg.reply, data)
+        if reply_refusal(self.subjects, msg.reply) is None:  # no confused deputy (toolmesh.caller_subjects)
+            await self.nc.publish(msg.reply, data)
 
-    def _nested_call(self, parent: ToolRequest) -> Callable[[str, dict[str, Any]], Any]:
-        async def call_tool(name: str, arguments: dict[str, Any]) -> ToolResult:
-            assert self._mesh is not None
-            return await self._mesh.call(name, arguments, caller=parent.caller, timeout=parent.timeout)
+    def _nested_call(self, parent: ToolRequest) -> NestedCall:
+        # call_tool for a call of `parent` made outside the pipeline (which builds its own from _send_nested)
+        return CallContext(request=parent, kernel=self.kernel, node=self.name).nested_call(self._send_nested)
 
-        return call_tool
+    async def _send_nested(self, request: ToolRequest) -> ToolResult:
+        # A tool's nested call, built by CallContext.nested_call (chain, time left), goes over the mesh.
+        assert self._mesh is not None
+        sent = self._mesh.new_request(request.tool, request.arguments, timeout=request.timeout, caller=request.caller)
+        return await self._mesh.send(msgspec.structs.replace(sent, deadline=request.deadline, chain=request.chain))
 
     def _failure(self, request_id: str, tool: str, code: ErrorCode, message: str, **fields: Any) -> ToolResult:
         error = ToolError(code=code, message=message, **fields)
@@ -461,6 +550,18 @@ class Node:
         if self.nc is not None and not self.nc.is_closed:
             await self.nc.publish(self.subjects.event(event.kind, event.tool), encode(event))
 
+
+
+def _too_deep(depth: int) -> str:
+    return (
+        f"request arguments nest arrays/objects more than {depth} levels deep (this node's"
+        " max_argument_depth); flatten the data or send it as a string or by reference"
+    )
+
+
+def _shown(value: str) -> str:
+    """``value`` quoted for a message, cut short if long (it comes from the caller)."""
+    return repr(value) if len(value) <= 140 else f"{value[:128]!r}… ({len(value)} characters)"
 
 
 def _version() -> str:

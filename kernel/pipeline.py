@@ -16,10 +16,11 @@ import msgspec
 from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult, ToolSpec
 
 from .authorization import admit_call
-from .context import CallContext
+from .context import CallContext, chain_refusal
 from .deadline import DeadlineExceeded, within_deadline
 from .decisions import Complete, Reject, RunNormally
 from .errors import (
+    CallRejected,
     CallTimeout,
     ExecutionFailed,
     InvalidArguments,
@@ -131,6 +132,12 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
             await kernel.emit("cache_hit", spec.name, request_id=request.id)
             return msgspec.structs.replace(hit, id=request.id, cached=True)
 
+    if context.deadline is not None and context.deadline <= time.monotonic():
+        # e.g. a nested call whose parent had no time left: it must not start at all
+        raise CallTimeout(
+            f"tool {spec.name!r} was not started: its deadline ({_timeout_text(spec, request)}) had passed;"
+            " give the call (or the call that made it) more time"
+        )
     try:
         with step_span("execute", spec.name, traced, **{"toolmesh.tool.source": spec.source or ""}):
             result = await within_deadline(context.deadline, _execute(kernel, spec, arguments, context))
@@ -177,6 +184,8 @@ async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
     call_metrics.started(request.tool, kernel.node)
     spec = kernel.get_tool(request.tool)
     try:
+        if request.chain and (refusal := chain_refusal(request, kernel.settings.max_call_depth)) is not None:
+            raise CallRejected(refusal.message, details=refusal.details)
         if spec is None:
             raise UnknownTool(request.tool, kernel.suggest(request.tool))
         if not spec.available:
@@ -193,6 +202,8 @@ async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
         code = ErrorCode.EXECUTION_FAILED if spec is not None else ErrorCode.INTERNAL
         message = f"tool {request.tool!r} raised {type(exc).__name__}: {exc}"
         result = ToolResult.failure(request.id, request.tool, ToolError(code=code, message=message))
+    finally:
+        context.end()  # nested calls still in flight end with their parent, even if it was cancelled
     duration_ms = (time.perf_counter() - started) * 1000.0
     result = msgspec.structs.replace(
         result,

@@ -2,6 +2,10 @@
 
 Installed as a pytest plugin (entry point ``pytest11``), it provides:
 
+``toolmesh_state_dir`` (session, automatic)
+    A private state directory in ``TOOLMESH_STATE_DIR`` (inherited by child
+    processes), so no test reads or writes the user's own embedded-broker
+    credentials and store.
 ``toolmesh_broker`` (session)
     An ``EmbeddedBroker`` on a free loopback port, started once per session.
 ``toolmesh_settings``
@@ -18,9 +22,11 @@ and the async context manager :func:`running_node` to serve tools in a test::
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -28,6 +34,7 @@ import msgspec
 import pytest
 
 from .broker import EmbeddedBroker
+from .broker_state import STATE_DIR_ENV
 from .config import Settings
 from .node import Node
 
@@ -69,6 +76,21 @@ async def running_node(
             yield node
         finally:
             node.stop()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def toolmesh_state_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """``TOOLMESH_STATE_DIR`` pointed at a directory of this session's own, for it and its child processes."""
+    path = tmp_path_factory.mktemp("toolmesh-state")
+    previous = os.environ.get(STATE_DIR_ENV)
+    os.environ[STATE_DIR_ENV] = str(path)
+    try:
+        yield path
+    finally:
+        if previous is None:
+            os.environ.pop(STATE_DIR_ENV, None)
+        else:
+            os.environ[STATE_DIR_ENV] = previous
 
 
 @pytest.fixture(scope="session")

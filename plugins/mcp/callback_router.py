@@ -19,7 +19,6 @@ from nats.aio.msg import Msg
 from toolmesh import Mesh
 from toolmesh.callbacks import CallbackHandler
 from toolmesh.contracts import ToolCallback, ToolRequest, ToolResult, decode_callback, encode
-from toolmesh.mesh import new_request_id
 from toolmesh.plugin_manager import await_maybe
 
 __all__ = ["CallbackRouter"]
@@ -32,7 +31,8 @@ class CallbackRouter:
 
     def __init__(self, mesh: Mesh) -> None:
         self.mesh = mesh
-        self.subject = mesh.subjects.callback(new_request_id())
+        self.subject = ""
+        """The router's callback subject, in the mesh connection's own namespace (set by :meth:`start`)."""
         self._handlers: dict[str, CallbackHandler] = {}
         self._answering: set[asyncio.Task[None]] = set()
         self._subscription: Any = None
@@ -40,6 +40,7 @@ class CallbackRouter:
     async def start(self) -> None:
         """Subscribe to the router's subject."""
         assert self.mesh.nc is not None
+        self.subject = self.mesh.callback_subject()  # nodes refuse callbacks outside the caller's namespace
         self._subscription = await self.mesh.nc.subscribe(self.subject, cb=self._on_message)
 
     async def stop(self) -> None:

@@ -41,6 +41,7 @@ ISSUE_CODES = [
     "too_large",
     "bad_request",
     "internal",
+    "cancelled",
 ]
 
 

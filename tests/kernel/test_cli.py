@@ -120,6 +120,8 @@ def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
     import threading
 
     import nats
+    from toolmesh.config import Settings
+    from toolmesh.nats_auth import connect_options
 
     from tests.processes import ROOT
 
@@ -132,7 +134,8 @@ def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
 
     async def wait_until_the_node_started_the_call(caller: threading.Thread) -> None:
         # The caller is a fresh interpreter; Ctrl-C must arrive after the node accepted its call.
-        nc = await nats.connect(url)
+        # The embedded broker admits holders of the local credentials only (toolmesh.broker_state).
+        nc = await nats.connect(url, **connect_options(Settings(nats_url=url)))
         try:
             started = await nc.subscribe("tool.event.started.sleep", max_msgs=1)
             caller.start()

@@ -182,7 +182,8 @@ async def test_call_that_keeps_killing_nodes_is_given_up(toolmesh_broker, tmp_pa
 
                 tg.start_soon(call)
                 await anyio.to_thread.run_sync(by_pid[await started_on(record, "p1")].kill)
-            again = await mesh.call("record", {"key": "p1"}, durable=True, id="poison-1")
+            # the same call again (same arguments: a stored result answers only the call that made it)
+            again = await mesh.call("record", {"key": "p1", "seconds": 1.0}, durable=True, id="poison-1")
     (result,) = results
     assert result.error.code == ErrorCode.EXECUTION_FAILED
     assert "started 1x" in result.error.message and "durable_max_attempts" in result.error.message
