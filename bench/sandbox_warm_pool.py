@@ -8,6 +8,17 @@ per-call design can do: one ``deno run`` process per call that imports the
 tool and prints its result.  Targets (issue 8): warm p50 ≤ 3 ms, warm
 throughput ≥ 20× the per-call-process throughput.
 
+Those targets were met with isolates reused across calls; since every call
+gets a fresh Web Worker (issue 21: nothing of a finished call may keep
+running), back-to-back calls each pay a Worker start, which costs about as
+much CPU as a whole ``deno run`` (Deno sets up a runtime from its snapshot
+in both), so they no longer hold and this benchmark reports a ratio near 1.
+One run on a busy 2-core machine, plugin as first shipped vs now
+(``burst_workers`` 1, spares sized by the calls in flight): warm p50 16.6 /
+14.1 ms, 54.9 / 56.5 calls/s; ``deno run`` per call p50 15.2 / 17.2 ms,
+68.9 / 74.0 calls/s; throughput ratio 0.8 / 0.8.  docs/sandbox.md
+(Performance) has the spaced-call and start-up figures.
+
     python bench/sandbox_warm_pool.py [--calls 2000] [--cold-calls 40] [--concurrency 8]
 """
 

@@ -26,9 +26,10 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BucketNotFoundError
+from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
 
 from toolmesh.contracts import ToolRequest, ToolResult
@@ -122,7 +123,10 @@ class BootstrapLocks:
             return True
         try:
             await self.once.create(name, self.owner.encode())
-        except Exception:  # noqa: BLE001 - KeyWrongLastSequenceError: another node has it
+        except KeyWrongLastSequenceError:  # another node has it
+            return False
+        except nats.errors.Error as exc:  # undecided: running it twice would be worse than not here
+            _log.warning("bootstrap of %s not claimed (it runs on no node of this mesh now): %r", name, exc)
             return False
         return True
 
@@ -132,7 +136,10 @@ class BootstrapLocks:
             return 0
         try:
             return await self.live.create(name, self.owner.encode())
-        except Exception:  # noqa: BLE001 - held by another node
+        except KeyWrongLastSequenceError:  # held by another node
+            return None
+        except nats.errors.Error as exc:  # the caller tries again after a while
+            _log.warning("live claim on %s not taken: %r", name, exc)
             return None
 
     async def refresh_live(self, name: str, revision: int) -> int | None:
@@ -141,7 +148,10 @@ class BootstrapLocks:
             return revision
         try:
             return await self.live.update(name, self.owner.encode(), last=revision)
-        except Exception:  # noqa: BLE001 - expired and taken by another node
+        except KeyWrongLastSequenceError:  # expired and taken by another node
+            return None
+        except nats.errors.Error as exc:  # not renewed: another node may take it when it expires
+            _log.warning("live claim on %s not renewed: %r", name, exc)
             return None
 
     async def release_live(self, name: str) -> None:
@@ -150,8 +160,8 @@ class BootstrapLocks:
             return
         try:
             await self.live.delete(name)
-        except Exception:  # noqa: BLE001 - already gone
-            pass
+        except nats.errors.Error as exc:  # already gone, or the broker is: the claim expires anyway
+            _log.debug("live claim on %s not released: %r", name, exc)
 
 
 def trigger_event() -> dict[str, Any]:

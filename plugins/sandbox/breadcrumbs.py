@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import msgspec
 from nats.aio.client import Client as NATS
 from nats.js.api import KeyValueConfig, StorageType
-from nats.js.errors import BucketNotFoundError, KeyNotFoundError
+from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
 from nats.js.kv import KeyValue
 
 from toolmesh.contracts import encode_token
@@ -183,7 +183,7 @@ class NatsBreadcrumbs:
         # A scan: breadcrumb buckets are small; a per-schema index is the next step if they grow.
         try:
             keys = await self.kv.keys()
-        except Exception:  # noqa: BLE001 - nats.py raises NoKeysError for an empty bucket
+        except NoKeysError:  # nats.py's answer for an empty bucket
             return []
         found = []
         for key in keys:
@@ -200,8 +200,8 @@ class NatsBreadcrumbs:
             crumb = updated(found[0], changes)
             try:
                 await self.kv.update(crumb_id, msgspec.json.encode(crumb), last=found[1])
-            except Exception as exc:  # noqa: BLE001 - a wrong-last-sequence error: read again
-                _log.debug("breadcrumb %s changed concurrently: %s", crumb_id, exc)
+            except KeyWrongLastSequenceError as exc:  # another writer got there first: read again
+                _log.debug("breadcrumb %s changed concurrently: %r", crumb_id, exc)
                 continue
             await self._announce(BreadcrumbEvent(event="updated", breadcrumb=crumb))
             return crumb

@@ -4,31 +4,39 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Annotated, Any, Optional
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
-import anyio
-import msgspec
 import typer
-from rich.console import Console
-from rich.markup import escape
+from toolmesh import NatsOption, cli_error
 
-from toolmesh import Kernel, Settings, ToolmeshError, load_settings
-from toolmesh.cli_options import NatsOption, error_console, fail
-from toolmesh.contracts import ToolRequest, ToolResult, encode
+if TYPE_CHECKING:
+    from rich.console import Console
+    from toolmesh import Kernel, Settings
+    from toolmesh.contracts import ToolResult
 
-from .breadcrumbs import NatsBreadcrumbs
-from .document import find_documents, load_sources
-from .service import document_id
-from .selftest import ExampleOutcome, run_examples
+    from .selftest import ExampleOutcome
 
 __all__ = ["sandbox_app"]
 
-sandbox_app = typer.Typer(help="Code tools (tool.code.v1) in the Deno sandbox.", no_args_is_help=True)
-_out = Console()
+# Light on purpose (the toolmesh.cli entry point imports it for `toolmesh --help`): each command imports
+# the sandbox when it runs.
+sandbox_app = typer.Typer(
+    help="Code tools (tool.code.v1) in the Deno sandbox.", no_args_is_help=True, rich_markup_mode=None
+)
+
+
+@cache
+def _out() -> Console:
+    from rich.console import Console
+
+    return Console()
 
 
 def _kernel(settings: Settings) -> Kernel:
-    from toolmesh.plugins import sandbox
+    import msgspec
+    from toolmesh import Kernel
+    from toolmesh.plugins import sandbox  # this plugin's own package
 
     # Local runs exercise the tools asked for: no bootstrap side effects at start.
     table = {**settings.plugins.get("sandbox", {}), "bootstrap": False}
@@ -37,9 +45,11 @@ def _kernel(settings: Settings) -> Kernel:
 
 
 def _paths(paths: list[str]) -> list[str]:
+    from .document import find_documents
+
     missing = [path for path in paths if not find_documents(path)]
     if missing:
-        raise fail(f"no *.tool.json document at {', '.join(missing)}")
+        raise cli_error(f"no *.tool.json document at {', '.join(missing)}")
     return paths
 
 
@@ -49,6 +59,10 @@ def test_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
 ) -> None:
     """Run every tool's examples and report mismatches; exits 1 when any fails."""
+    from rich.markup import escape
+
+    from .selftest import run_examples
+
     settings = _load()
 
     async def main() -> list[ExampleOutcome]:
@@ -69,10 +83,10 @@ def test_command(
         for outcome in outcomes:
             label = "load" if outcome.index < 0 else f"example {outcome.index}"
             if outcome.problem:
-                _out.print(f"[red]FAIL[/] {escape(outcome.tool)} {label}: {escape(outcome.problem)}", highlight=False)
+                _out().print(f"[red]FAIL[/] {escape(outcome.tool)} {label}: {escape(outcome.problem)}", highlight=False)
             else:
-                _out.print(f"[green]ok[/]   {escape(outcome.tool)} {label} {escape(outcome.description)}", highlight=False)
-        _out.print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed", highlight=False)
+                _out().print(f"[green]ok[/]   {escape(outcome.tool)} {label} {escape(outcome.description)}", highlight=False)
+        _out().print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed", highlight=False)
     if failed:
         raise typer.Exit(1)
 
@@ -85,12 +99,16 @@ def run_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole ToolResult as JSON.")] = False,
 ) -> None:
     """Run one tool locally with --input and print its result and console output; exits 1 on error."""
+    import msgspec
+    from rich.markup import escape
+    from toolmesh.contracts import ToolRequest, encode
+
     try:
         arguments = json.loads(input_json)
     except ValueError as exc:
-        raise fail(f"--input is not valid JSON ({exc}); e.g. --input '{{\"a\": 1}}'") from None
+        raise cli_error(f"--input is not valid JSON ({exc}); e.g. --input '{{\"a\": 1}}'") from None
     if not isinstance(arguments, dict):
-        raise fail(f"--input must be a JSON object, got {type(arguments).__name__}")
+        raise cli_error(f"--input must be a JSON object, got {type(arguments).__name__}")
     settings = _load()
 
     async def main() -> ToolResult:
@@ -100,7 +118,7 @@ def run_command(
             names = [spec.name for spec in kernel.tools]
             name = tool or (names[0] if len(names) == 1 else None)
             if name is None:
-                raise fail(f"{path} holds {len(names)} tools ({', '.join(names)}); pick one with --tool")
+                raise cli_error(f"{path} holds {len(names)} tools ({', '.join(names)}); pick one with --tool")
             result = await kernel.call(ToolRequest(id="run", tool=name, arguments=arguments))
             return result
         finally:
@@ -119,9 +137,11 @@ def run_command(
     if as_json:
         print(encode(result).decode())
     elif result.is_error and result.error is not None:
-        error_console.print(f"[bold red]{result.error.code.value}:[/] {escape(result.error.message)}", highlight=False)
+        from toolmesh import cli_stderr  # made on first use, like every Rich console of the command line
+
+        cli_stderr.print(f"[bold red]{result.error.code.value}:[/] {escape(result.error.message)}", highlight=False)
     else:
-        _out.print_json(data=msgspec.to_builtins(result.structured_content))
+        _out().print_json(data=msgspec.to_builtins(result.structured_content))
     if result.is_error:
         raise typer.Exit(1)
 
@@ -133,16 +153,24 @@ def publish_command(
     prefix: Annotated[Optional[str], typer.Option("--prefix", help="Subject prefix of the mesh.")] = None,
 ) -> None:
     """Publish documents on the mesh; nodes with [sandbox] mesh_tools = true serve them."""
+    import msgspec
+    from rich.markup import escape
+    from toolmesh import ToolmeshError, load_settings
+
+    from .breadcrumbs import NatsBreadcrumbs
+    from .document import load_sources
+    from .service import document_id
+
     try:
         settings = load_settings({"nats_url": nats_url, "prefix": prefix})
     except ToolmeshError as exc:
-        raise fail(str(exc)) from None
+        raise cli_error(str(exc)) from None
     tools, problems = load_sources(_paths(paths))
     if problems:
-        raise fail("refused, nothing published:\n" + "\n".join(f"  {problem}" for problem in problems))
+        raise cli_error("refused, nothing published:\n" + "\n".join(f"  {problem}" for problem in problems))
 
     async def main() -> None:
-        from toolmesh.mesh import connect_nats
+        from toolmesh import connect_nats
 
         nc = await connect_nats(settings.connect_url, name="toolmesh sandbox publish", settings=settings)
         try:
@@ -151,7 +179,7 @@ def publish_command(
                 document = msgspec.to_builtins(tool.document)
                 del document["schema_name"]
                 await store.put(document_id(tool.name), {"schema_name": "tool.code.v1", **document})
-                _out.print(f"published {escape(tool.name)} as {escape(document_id(tool.name))}", highlight=False)
+                _out().print(f"published {escape(tool.name)} as {escape(document_id(tool.name))}", highlight=False)
             await nc.flush()
         finally:
             await nc.close()
@@ -160,14 +188,19 @@ def publish_command(
 
 
 def _load() -> Settings:
+    from toolmesh import ToolmeshError, load_settings
+
     try:
         return load_settings()
     except ToolmeshError as exc:
-        raise fail(str(exc)) from None
+        raise cli_error(str(exc)) from None
 
 
 def _run(main: Any) -> Any:
+    import anyio
+    from toolmesh import ToolmeshError
+
     try:
         return anyio.run(main)
     except ToolmeshError as exc:
-        raise fail(str(exc)) from None
+        raise cli_error(str(exc)) from None

@@ -17,11 +17,17 @@ class SandboxSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, 
     workers: int = 1
     """Deno processes kept warm per profile (permission set and limits)."""
     max_idle: int = 2
-    """Warm isolates kept per tool in each process."""
+    """Most spare isolates kept ready per tool in each process (each call uses a fresh one, ended with it)."""
+    isolation: Literal["tool", "profile"] = "tool"
+    """Processes of its own per tool (``tool``), or shared by tools with equal profiles (``profile``)."""
+    burst_workers: int = 1
+    """Extra processes a tool may get while its calls come faster than one process starts isolates; 0: none."""
+    idle_stop_s: float = 60.0
+    """Seconds a tool's processes may go without a call before they stop (the next call starts them); 0: never."""
     log_limit: int = 64 * 1024
     """Console output kept per call; the rest is counted and dropped."""
     rss_base_mb: int = 256
-    """Resident memory of a worker process beyond its warm isolates and ``memory_mb`` per running call."""
+    """Cap on the resident memory allowed to a worker process's runtime (its start-up size + 32 MiB when less)."""
     secrets_file: str | None = None
     """JSON object or ``NAME=value`` lines; wins over the environment."""
     secrets_env_prefix: str = ""
@@ -41,6 +47,8 @@ class SandboxSettings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, 
         checks = [
             (self.workers >= 1, f"sandbox.workers must be at least 1, got {self.workers}"),
             (self.max_idle >= 0, f"sandbox.max_idle must not be negative, got {self.max_idle}"),
+            (self.burst_workers >= 0, f"sandbox.burst_workers must not be negative, got {self.burst_workers}"),
+            (self.idle_stop_s >= 0, f"sandbox.idle_stop_s must not be negative (0: never), got {self.idle_stop_s}"),
             (self.log_limit >= 1024, f"sandbox.log_limit must be at least 1024 bytes, got {self.log_limit}"),
             (self.rss_base_mb >= 64, f"sandbox.rss_base_mb must be at least 64, got {self.rss_base_mb}"),
         ]

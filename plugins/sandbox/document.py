@@ -19,8 +19,8 @@ from typing import Any
 import jsonschema_rs
 import msgspec
 
+from toolmesh import compile_schema, json_path, schema_issues
 from toolmesh.contracts.tool_code import TOOL_CODE_TAGS, ToolCodeDocument
-from toolmesh.validation import compile_schema, json_path, schema_issues
 
 __all__ = ["CodeTool", "DocumentProblem", "SUFFIX", "check_document", "find_documents", "load_file", "load_sources"]
 

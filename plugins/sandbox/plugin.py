@@ -68,8 +68,8 @@ def _unavailable_name(problems: list[DocumentProblem], file: str) -> str:
         name = data["context"]["name"]
         if isinstance(name, str) and is_valid_tool_name(name):
             return name
-    except Exception:  # noqa: BLE001 - any unreadable document falls back to its file name
-        pass
+    except (OSError, ValueError, LookupError, TypeError) as exc:  # unreadable or unnamed: use the file name
+        _log.debug("no tool name read from %s: %r", file, exc)
     stem = Path(file).name.removesuffix(SUFFIX)
     return re.sub(r"[^A-Za-z0-9_.-]", "_", stem)[:128] or "unnamed"
 

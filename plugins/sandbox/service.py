@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import msgspec
+import nats.errors
 from nats.aio.client import Client as NATS
 from toolmesh import (
     CallContext,
@@ -26,10 +27,10 @@ from toolmesh import (
     SandboxViolation,
     ToolCallError,
     ToolUnavailable,
+    connect_nats,
 )
 from toolmesh.contracts import ToolExample, ToolRequest, ToolResult, ToolSpec
 from toolmesh.contracts.tool_code import TOOL_CODE_SCHEMA, Breadcrumb, BreadcrumbEvent, ToolCodeContext
-from toolmesh.mesh import connect_nats
 
 from .bootstrap import BootstrapLocks, Bootstrapper, bootstrap_order
 from .breadcrumbs import BreadcrumbStore, MemoryBreadcrumbs, NatsBreadcrumbs, breadcrumb_subject
@@ -120,6 +121,9 @@ class Sandbox:
             rss_base_mb=settings.rss_base_mb,
             # A result the node could not send anyway is refused in the isolate, before it crosses processes.
             max_result=kernel.settings.max_payload,
+            isolation=settings.isolation,
+            idle_stop_s=settings.idle_stop_s,
+            burst=settings.burst_workers,
         )
         self.secrets = SecretSource(file=settings.secrets_file, env_prefix=settings.secrets_env_prefix)
         self.breadcrumbs: BreadcrumbStore = MemoryBreadcrumbs()
@@ -226,27 +230,27 @@ class Sandbox:
 
     async def register(self, tools: list[CodeTool]) -> list[ToolSpec]:
         """Load ``tools`` into the pool; returns their specs (unavailable ones say why)."""
-        specs = []
         wanted = {tool.name for tool in tools}
         self.pool.forget(set(self.tools) - wanted)
         self.tools = {tool.name: tool for tool in tools}
-        for tool in tools:
-            context = tool.document.context
-            _, missing = self.secrets.resolve(context.required_secrets)
-            if missing:
-                reason = (
-                    f"required secret(s) {', '.join(missing)} not set: set them in the node's environment"
-                    " or in the [sandbox] secrets_file"
-                )
-                specs.append(spec_for(tool, available=False, reason=reason))
-                continue
-            error = await self.pool.load(_pool_tool(context))
-            if error is not None:
-                specs.append(spec_for(tool, available=False, reason=clean_trace(error, tool.name)))
-                continue
-            specs.append(spec_for(tool))
+        # Each tool's check starts (and waits for) a Deno process of its own: they run side by side.
+        specs = list(await asyncio.gather(*(self._load(tool) for tool in tools)))
         self.specs = {spec.name: spec for spec in specs}
         return specs
+
+    async def _load(self, tool: CodeTool) -> ToolSpec:
+        context = tool.document.context
+        _, missing = self.secrets.resolve(context.required_secrets)
+        if missing:
+            reason = (
+                f"required secret(s) {', '.join(missing)} not set: set them in the node's environment"
+                " or in the [sandbox] secrets_file"
+            )
+            return spec_for(tool, available=False, reason=reason)
+        error = await self.pool.load(_pool_tool(context))
+        if error is not None:
+            return spec_for(tool, available=False, reason=clean_trace(error, tool.name))
+        return spec_for(tool)
 
     # ------------------------------------------------------------------ calls
 
@@ -325,6 +329,12 @@ class Sandbox:
             )
         if kind == "sandbox_violation":
             return SandboxViolation(message, details=details)
+        if kind == "MemoryLimit":
+            return SandboxViolation(
+                f"tool {name!r} exceeded its memory limit ({code.limits.memory_mb} MiB): {message};"
+                " its isolate was terminated",
+                details={"limit": "memory_mb", "memory_mb": code.limits.memory_mb},
+            )
         if kind == "Timeout":
             return CallTimeout(
                 f"tool {name!r} did not finish within {timeout_ms} ms (limits.timeout_ms is"
@@ -403,8 +413,8 @@ class Sandbox:
         if self._document_subscription is not None:
             try:
                 await self._document_subscription.unsubscribe()
-            except Exception:  # noqa: BLE001 - connection already closed
-                pass
+            except nats.errors.Error as exc:  # connection already closed
+                _log.debug("document subscription not closed: %r", exc)
         await self.pool.close()
         await self.breadcrumbs.close()
         if self.nc is not None and not self.nc.is_closed:

@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 import msgspec
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -115,8 +116,8 @@ class Subscriptions:
         for subscription in self._subscriptions:
             try:
                 await subscription.unsubscribe()
-            except Exception:  # noqa: BLE001 - connection already closed
-                pass
+            except nats.errors.Error as exc:  # connection already closed
+                _log.debug("subscription not closed: %r", exc)
         self._subscriptions.clear()
         if self.memory is not None and self._on_local in self.memory.listeners:
             self.memory.listeners.remove(self._on_local)

@@ -16,6 +16,7 @@ import os
 import secrets
 import signal
 import tempfile
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -24,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+from toolmesh import ToolmeshError
+from toolmesh.contracts import ErrorCode
 
-from .limits import ResourceWatch
+from .limits import ResourceWatch, TerminationWatch, process_rss_bytes
 from .permissions import Profile
 
 __all__ = ["ISOLATE_MB", "CallOutcome", "DenoWorker", "RequestHandler", "WorkerCrashed", "find_deno"]
@@ -36,7 +39,15 @@ RequestHandler = Callable[[str, dict[str, Any]], Awaitable[Any]]
 """Serves one request of a running tool: ``(kind, args) -> JSON value``; raise to fail it."""
 
 ISOLATE_MB = 16
-"""Resident memory allowed per warm tool isolate on top of ``rss_base_mb`` (a fresh one uses about 5-10 MiB)."""
+"""Resident memory allowed per tool isolate, spare or running, besides ``memory_mb`` (a fresh one uses 5-10 MiB)."""
+
+RUNTIME_SLACK_MB = 32
+"""Growth allowed to the runtime itself over the most resident memory it held while running no tool code."""
+
+DRAIN_SECONDS = 0.5
+"""How long a finished call's allowance lasts: a terminated isolate's memory takes some milliseconds to be freed."""
+
+_MIB = 1024 * 1024
 
 _LINE_LIMIT = 64 * 1024 * 1024
 _STDERR_TAIL = 8192
@@ -44,8 +55,13 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
 
 
-class WorkerCrashed(Exception):
-    """The worker process died; ``memory`` is true when it exceeded a memory limit."""
+class WorkerCrashed(ToolmeshError):
+    """The worker process died; ``memory`` is true when it exceeded a memory limit.
+
+    ``unavailable``: the pool replaces the worker, so the same call may succeed again.
+    """
+
+    code = ErrorCode.UNAVAILABLE
 
     def __init__(self, message: str, *, memory: bool = False) -> None:
         super().__init__(message)
@@ -124,6 +140,9 @@ class DenoWorker:
         self.inflight = 0
         self.crashed: WorkerCrashed | None = None
         self.on_exit: Callable[[DenoWorker], None] | None = None
+        self.on_recycle: Callable[[DenoWorker], None] | None = None
+        self.recycling = False
+        """Set when an isolate's code outlived its termination: no new calls; the process ends after its last."""
         self._writer: asyncio.StreamWriter | None = None
         self._calls: dict[str, asyncio.Future[CallOutcome]] = {}
         self._loads: dict[str, tuple[str, asyncio.Future[dict[str, Any] | None]]] = {}
@@ -133,11 +152,24 @@ class DenoWorker:
         self._next = 0
         self._watch: ResourceWatch | None = None
         self._exceeded: int | None = None
+        self._exceeded_limit = 0
+        self._requests: dict[str, set[asyncio.Task[Any]]] = {}
+        self._idle_rss = 0
+        self._started_rss = 0
+        self._recent: list[tuple[float, int]] = []
+        """(when, calls in flight) at each call's start and end, for the memory allowance."""
+        self._terminations: TerminationWatch | None = None
+        self._refused: dict[str, tuple[str, dict[str, Any]]] = {}
 
     @property
     def alive(self) -> bool:
         """True while the process runs and no crash was seen."""
         return self.process is not None and self.process.returncode is None and self.crashed is None
+
+    @property
+    def usable(self) -> bool:
+        """True while the process takes new calls (alive and not being recycled)."""
+        return self.alive and not self.recycling
 
     @property
     def pid(self) -> int | None:
@@ -159,7 +191,7 @@ class DenoWorker:
                 return
             try:
                 hello = _decoder.decode(await asyncio.wait_for(reader.readline(), 5.0))
-            except (asyncio.TimeoutError, msgspec.DecodeError, ValueError):
+            except (TimeoutError, msgspec.DecodeError, ValueError):
                 writer.close()
                 return
             if isinstance(hello, dict) and hello.get("nonce") == nonce and not connected.done():
@@ -205,6 +237,7 @@ class DenoWorker:
         self._spawn(self._read(reader))
         self._spawn(self._wait_exit())
         if self.process.pid is not None:
+            self._started_rss = self._idle_rss = process_rss_bytes(self.process.pid) or 0
             self._watch = ResourceWatch(
                 self.process.pid,
                 cpu_percent=self.profile.cpu_percent,
@@ -212,6 +245,8 @@ class DenoWorker:
                 on_exceeded=self._memory_exceeded,
             )
             self._spawn(self._watch.run())
+            self._terminations = TerminationWatch(self.process.pid, self._stuck)
+            self._spawn(self._terminations.run())
 
     def kill(self) -> None:
         """Kill the process at once (its calls fail with ``WorkerCrashed``)."""
@@ -232,7 +267,7 @@ class DenoWorker:
         if self.process is not None:
             try:
                 await asyncio.wait_for(self.process.wait(), 5.0)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 _log.warning("deno worker %s did not exit", self.pid)
         for task in list(self._tasks):
             task.cancel()
@@ -245,6 +280,9 @@ class DenoWorker:
         """Load (or replace) a tool; returns the supervisor's error (name, message) or ``None``."""
         if self.loaded.get(name) == fingerprint:
             return None
+        refused = self._refused.get(name)
+        if refused is not None and refused[0] == fingerprint:
+            return refused[1]  # the same code again: checking it twice would say the same (and may take long)
         self._ensure_alive()
         pending = self._loads.get(name)
         if pending is not None and pending[0] == fingerprint:
@@ -253,7 +291,7 @@ class DenoWorker:
         future: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
         self._loads[name] = (fingerprint, future)
         self._send({"op": "load", "tool": name, "language": language, "source": source,
-                    "permissions": self.profile.isolate_permissions()})
+                    "permissions": self.profile.isolate_permissions(), "memory_mb": self.profile.memory_mb})
         try:
             error = await asyncio.shield(future)
         finally:
@@ -261,6 +299,9 @@ class DenoWorker:
                 del self._loads[name]
         if error is None:
             self.loaded[name] = fingerprint
+            self._refused.pop(name, None)
+        else:
+            self._refused[name] = (fingerprint, error)
         return error
 
     def unload(self, name: str) -> None:
@@ -278,7 +319,7 @@ class DenoWorker:
         request: dict[str, Any],
         handler: RequestHandler,
     ) -> CallOutcome:
-        """Run one call; cancelling this coroutine terminates the call's isolate."""
+        """Run one call in a fresh isolate, terminated when the call ends (cancelling this coroutine ends it too)."""
         self._ensure_alive()
         self._next += 1
         call_id = str(self._next)
@@ -286,6 +327,9 @@ class DenoWorker:
         self._calls[call_id] = future
         self._handlers[call_id] = handler
         self.inflight += 1
+        self._recent.append((time.monotonic(), self.inflight))
+        if len(self._recent) > 1024:  # pruned by the watchdog's samples too, where /proc exists
+            self._recent = self._recent[-512:]
         try:
             self._send({"op": "call", "id": call_id, "tool": tool, "input": arguments, "timeout_ms": timeout_ms,
                         "secrets": secrets, "request": request})
@@ -295,9 +339,15 @@ class DenoWorker:
                 self._send({"op": "cancel", "id": call_id})
             raise
         finally:
+            self._recent.append((time.monotonic(), self.inflight))
             self.inflight -= 1
             self._calls.pop(call_id, None)
             self._handlers.pop(call_id, None)
+            # Whatever the call still waits for (a nested callTool, a breadcrumb query) ends with it.
+            for task in self._requests.pop(call_id, set()):
+                task.cancel()
+            if self.recycling and not self._calls:
+                self.kill()
 
     # ------------------------------------------------------------------ internals
 
@@ -316,13 +366,31 @@ class DenoWorker:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _rss_limit(self) -> int:
-        # Base runtime, plus each warm isolate's own footprint, plus a full heap per running call.
-        warm = ISOLATE_MB * len(self.loaded) * max(1, self.max_idle)
-        return self.rss_base + (warm + self.profile.memory_mb * max(1, self.inflight)) * 1024 * 1024
+    def _rss_limit(self, rss: int) -> int:
+        # The runtime's own size plus, per running call, an isolate and memory_mb.  The runtime's size is
+        # learnt while no tool code can run at all: no call in flight or just ended, and every terminated
+        # isolate's thread gone.  Calls that just ended keep their allowance until their isolates are freed:
+        # the most calls in flight at once over the last DRAIN_SECONDS, not every call that ended then.
+        recent = time.monotonic() - DRAIN_SECONDS
+        self._recent = [entry for entry in self._recent if entry[0] > recent]
+        calls = max([self.inflight, *(count for _, count in self._recent)])
+        pending = bool(self._terminations and self._terminations.pending)
+        if calls == 0 and not pending:
+            self._idle_rss = max(self._idle_rss, rss)
+        # Isolates terminated a moment ago may still hold memory (code ignoring its termination is recycled after
+        # RETIRE_GRACE): until they are gone they keep one call's allowance, or the learnt size would be too old.
+        calls = max(calls, int(pending))
+        # Spares of every tool loaded or loading, and the isolate that checks a tool as it loads.
+        spares = ISOLATE_MB * (len(self.loaded.keys() | self._loads.keys()) * self.max_idle + 1) * _MIB
+        runtime = min(self.rss_base, max(self._idle_rss, self._started_rss + spares) + RUNTIME_SLACK_MB * _MIB)
+        return runtime + (self.profile.memory_mb + ISOLATE_MB) * calls * _MIB
 
     def _memory_exceeded(self, rss: int) -> None:
         self._exceeded = rss
+        self._exceeded_limit = self._rss_limit(rss)
+        if not self._calls:
+            _log.warning("deno worker %s held %d MiB resident with no call in flight; replacing it",
+                         self.pid, rss // _MIB)
         self.kill()
 
     def _stderr_tail(self) -> str:
@@ -357,10 +425,22 @@ class DenoWorker:
                     if pending is not None and not pending[1].done():
                         pending[1].set_result(message.get("error"))
                 elif op == "request":
-                    self._spawn(self._serve_request(message))
+                    self._serve_in_background(message)
+                elif op == "retired" and self._terminations is not None:
+                    self._terminations.retired(int(message["worker"]))
         except (ValueError, msgspec.DecodeError, ConnectionError) as exc:
             _log.warning("deno worker %s broke the protocol: %s", self.pid, exc)
             self.kill()
+
+    def _serve_in_background(self, message: dict[str, Any]) -> None:
+        call_id = str(message.get("call"))
+        task = asyncio.ensure_future(self._serve_request(message))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        if call_id in self._calls:
+            requests = self._requests.setdefault(call_id, set())
+            requests.add(task)
+            task.add_done_callback(requests.discard)
 
     async def _serve_request(self, message: dict[str, Any]) -> None:
         call_id = message.get("call")
@@ -371,12 +451,25 @@ class DenoWorker:
         else:
             try:
                 reply["value"] = await handler(str(message.get("kind")), message.get("args") or {})
-            except Exception as exc:  # noqa: BLE001 - any failure becomes the tool's rejected promise
+            except Exception as exc:  # noqa: BLE001 - isolation boundary around host code
+                _log.debug("host request %s of call %s failed: %r", message.get("kind"), call_id, exc)
                 name = (getattr(exc, "error_name", None) or getattr(getattr(exc, "code", None), "value", None)
                         or type(exc).__name__)
                 reply["error"] = {"name": str(name), "message": str(exc)}
         if self.alive:
             self._send(reply)
+
+    def _stuck(self, count: int) -> None:
+        self._recycle(f"{count} terminated isolate(s) kept running")
+
+    def _recycle(self, reason: str) -> None:
+        self.recycling = True
+        _log.warning("deno worker %s is replaced: %s; it ends after its %d call(s) in flight",
+                     self.pid, reason, len(self._calls))
+        if not self._calls:
+            self.kill()
+        elif self.on_recycle is not None:
+            self.on_recycle(self)
 
     async def _wait_exit(self) -> None:
         assert self.process is not None
@@ -385,7 +478,8 @@ class DenoWorker:
         tail = self._stderr_tail()
         if self._exceeded is not None:
             crash = WorkerCrashed(
-                f"the worker process used {self._exceeded // (1024 * 1024)} MiB resident memory, over the limit",
+                f"the worker process used {self._exceeded // _MIB} MiB resident memory, over its limit of"
+                f" {self._exceeded_limit // _MIB} MiB",
                 memory=True,
             )
         elif "out of memory" in tail.lower() or "heap limit" in tail.lower():

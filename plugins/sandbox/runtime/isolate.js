@@ -4,6 +4,11 @@
 // talks to the supervisor only through a private MessagePort the tool cannot
 // reach — so a tool that tampers with globals or posts forged messages on
 // `self` cannot affect the protocol.
+//
+// An isolate serves exactly one call (or one load check): the tool's module is
+// imported only when the call arrives, so nothing of the tool runs in a spare
+// isolate, and the supervisor terminates the isolate when the call ends, so
+// nothing the call left behind (timers, intervals, promises) keeps running.
 "use strict";
 
 const apply = Reflect.apply;
@@ -17,10 +22,15 @@ const ErrorCtor = Error;
 const PromiseCtor = Promise;
 const ObjectFreeze = Object.freeze;
 const defineProperty = Object.defineProperty;
+const memoryUsage = Deno.memoryUsage;
+const setIntervalNative = setInterval;
+const setTimeoutNative = setTimeout;
 
 let port = null;
+let toolUrl = "";
 let logLimit = 65536;
 let maxResult = 1048576;
+let memoryLimit = Infinity;
 let logUsed = 0;
 let logDropped = 0;
 let logs = [];
@@ -123,16 +133,34 @@ function describe(error) {
   return { name: "Error", message: `execute threw a non-error value: ${StringCtor(error)}`, stack: "" };
 }
 
-let execute = null;
+// The V8 heap plus memory held outside it (array buffers, typed arrays): all of it counts against memory_mb.
+function memoryHeld() {
+  const usage = apply(memoryUsage, Deno, []);
+  return usage.heapUsed + usage.external;
+}
 
-async function load(url) {
+// Precise and per call while the tool yields to the event loop; a tool that allocates in one synchronous
+// loop never lets this run, and the node's resident-memory watchdog on the process stops it instead.
+function watchMemory(id) {
+  apply(setIntervalNative, globalThis, [() => {
+    const held = memoryHeld();
+    if (held > memoryLimit) post({ op: "memory", id, held });
+  }, 10]);
+}
+
+async function importTool() {
+  const module = await import(toolUrl);
+  if (typeof module.execute !== "function") {
+    const error = new ErrorCtor("the source does not export a function named execute");
+    defineProperty(error, "name", { value: "LoadError" });
+    throw error;
+  }
+  return module.execute;
+}
+
+async function check() {
   try {
-    const module = await import(url);
-    if (typeof module.execute !== "function") {
-      post({ op: "loaded", error: { name: "LoadError", message: "the source does not export a function named execute" } });
-      return;
-    }
-    execute = module.execute;
+    await importTool();
     post({ op: "loaded" });
   } catch (error) {
     post({ op: "loaded", error: describe(error) });
@@ -158,6 +186,16 @@ async function call(message) {
   });
   let json;
   let failure;
+  watchMemory(message.id);
+  let execute;
+  try {
+    execute = await importTool();
+  } catch (error) {
+    const problem = describe(error);
+    post({ op: "result", id: message.id, error: { name: "LoadError", message: `${problem.name}: ${problem.message}` },
+      logs, dropped: logDropped });
+    return;
+  }
   try {
     const value = await execute(message.input, context);
     try {
@@ -189,16 +227,32 @@ function answer(message) {
   }
 }
 
-self.onmessage = (event) => {
+// An isolate's first timer, dynamic import and memory reading cost about a millisecond together: they are paid
+// here, while the isolate is a spare with no tool code in it, instead of by the call that takes it.
+async function warmUp() {
+  try {
+    apply(memoryUsage, Deno, []);
+    await new PromiseCtor((resolve) => apply(setTimeoutNative, globalThis, [resolve, 0]));
+    await import("data:application/javascript,export%20default%200");
+  } catch {
+    // Only a saving: the call pays these costs itself.
+  }
+}
+
+self.onmessage = async (event) => {
   const data = event.data;
   port = data.port;
+  toolUrl = data.url;
   logLimit = data.logLimit;
   maxResult = data.maxResult;
+  memoryLimit = data.memoryLimit;
   self.onmessage = null;
   port.onmessage = (inner) => {
     const message = inner.data;
     if (message.op === "call") call(message);
+    else if (message.op === "check") check();
     else if (message.op === "reply") answer(message);
   };
-  load(data.url);
+  await warmUp();
+  post({ op: "ready" });
 };

@@ -150,8 +150,9 @@ async def test_refresh_reloads_changed_code_and_drops_removed_tools(write_tool, 
     assert removed.error is not None and removed.error.code == "unknown_tool"
 
 
-async def test_module_state_persists_between_calls_of_a_warm_tool(write_tool, tool_dir, kernel_for) -> None:
-    write_tool("counter", "let calls = 0;\nexport function execute() { return ++calls }")
+async def test_every_call_starts_from_a_fresh_module(write_tool, tool_dir, kernel_for) -> None:
+    write_tool("counter", "let calls = 0;\nexport function execute() { globalThis.seen = (globalThis.seen ?? 0) + 1;"
+                          " return [++calls, globalThis.seen] }")
     async with kernel_for([str(tool_dir)]) as kernel:
         counts = [(await kernel.call(_request("counter"))).structured_content for _ in range(3)]
-    assert counts == [1, 2, 3]
+    assert counts == [[1, 1]] * 3

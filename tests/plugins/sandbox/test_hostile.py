@@ -40,7 +40,7 @@ HOSTILE = [
                  "sandbox_violation", "memory limit", id="memory-bomb-heap"),
     pytest.param("export async function execute() { const a = []; for (;;) { a.push(new Uint8Array(32e6).fill(7));"
                  " await new Promise(r => setTimeout(r, 1)) } }",
-                 "sandbox_violation", "resident memory", id="memory-bomb-buffers"),
+                 "sandbox_violation", "memory limit (64 MiB)", id="memory-bomb-buffers"),
     pytest.param("export function execute() { setTimeout(() => { throw new Error('boom') }, 1);"
                  " return new Promise(() => {}) }", "execution_failed", "crashed", id="crash-mid-call"),
     pytest.param("export function execute() { Deno.exit(3) }", "execution_failed", "Deno.exit", id="exit"),
@@ -140,7 +140,7 @@ async def test_a_killed_worker_process_is_replaced(write_tool, tool_dir, kernel_
     write_tool("good", GOOD)
     async with kernel_for([str(tool_dir)]) as kernel:
         pool = sandbox.sandbox_of(kernel).pool
-        [victim] = pool.pids()
+        [victim] = pool.pids("slow")
         async with anyio.create_task_group() as tg:
             outcome = {}
 
@@ -151,10 +151,10 @@ async def test_a_killed_worker_process_is_replaced(write_tool, tool_dir, kernel_
             await anyio.sleep(0.3)
             os.kill(victim, signal.SIGKILL)
         with anyio.fail_after(10):
-            while not pool.pids():
+            while not pool.pids("slow"):
                 await anyio.sleep(0.05)
         after = await kernel.call(ToolRequest(id="g", tool="good", arguments={"n": 1}))
-        replacement = pool.pids()
+        replacement = pool.pids("slow")
     assert outcome["slow"].error is not None and outcome["slow"].error.code == "execution_failed"
     assert "exited" in outcome["slow"].error.message
     assert after.structured_content == {"ok": 2}

@@ -11,6 +11,7 @@ from toolmesh.contracts import ToolRequest
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.limits import process_cpu_seconds
 from toolmesh.plugins.sandbox.permissions import Profile
+from toolmesh.plugins.sandbox.pool import WorkerGroup
 
 pytestmark = pytest.mark.anyio
 
@@ -53,20 +54,25 @@ async def test_network_only_where_declared(network, allowed, http_port, write_to
         assert "net access" in result.error.message
 
 
-async def test_tools_with_different_profiles_never_share_a_process(write_tool, tool_dir, kernel_for) -> None:
+ISOLATIONS = [pytest.param("tool", id="process-per-tool"), pytest.param("profile", id="process-per-profile")]
+
+
+@pytest.mark.parametrize("isolation", ISOLATIONS)
+async def test_tools_with_different_profiles_never_share_a_process(isolation, write_tool, tool_dir, kernel_for) -> None:
     pid = "export function execute() { return Deno.pid }"
     write_tool("plain_a", pid)
     write_tool("plain_b", pid)
     write_tool("networked", pid, permissions={"network": ["example.com"]})
     write_tool("bigger", pid, limits={"memory_mb": 96, "timeout_ms": 3000, "cpu_percent": 100})
-    async with kernel_for([str(tool_dir)]) as kernel:
+    async with kernel_for([str(tool_dir)], isolation=isolation) as kernel:
         pids = {}
         for name in ("plain_a", "plain_b", "networked", "bigger"):
             pids[name] = (await kernel.call(ToolRequest(id=name, tool=name))).structured_content
-        groups = {profile: [w.pid for w in workers] for profile, workers in sandbox.sandbox_of(kernel).pool.workers.items()}
-    assert pids["plain_a"] == pids["plain_b"]
+        groups = {group: [w.pid for w in workers] for group, workers in sandbox.sandbox_of(kernel).pool.workers.items()}
+    assert (pids["plain_a"] == pids["plain_b"]) is (isolation == "profile")
     assert len({pids["plain_a"], pids["networked"], pids["bigger"]}) == 3
-    assert groups[Profile(network=("example.com",), memory_mb=64)] == [pids["networked"]]
+    networked = WorkerGroup(Profile(network=("example.com",), memory_mb=64), "networked" if isolation == "tool" else None)
+    assert groups[networked] == [pids["networked"]]
 
 
 def test_profile_flags_deny_everything_but_declared_network() -> None:
