@@ -42,6 +42,8 @@ def to_python(v: Any) -> Any:
         return v.type.name
     if t is Bytes:
         return list(v)
+    if hasattr(t, "to_python"):  # std::collections: HashMap, HashSet, VecDeque
+        return v.to_python(to_python)
     raise RuneRuntimeError(f"`{type_name(v)}` values cannot cross to Python")
 
 

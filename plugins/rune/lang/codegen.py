@@ -32,6 +32,7 @@ from .numtypes import Facts
 from .resolve import UNRESOLVED, LazyPath, NotReady, Static, resolve_path, static_resolution
 from .scope import FnCtx
 from .specialize import Clone, CloneGen
+from .std_modules import is_std_namespace
 from .ticks import plain, ticks_at_entry
 from .values import Char, Function, Module, TypeInfo
 
@@ -394,6 +395,11 @@ class CodeGen(
             if py is not None:
                 return self.N(py)
         value = self.static(e.names)
+        if value is UNRESOLVED and len(e.names) > 1 and self.static(e.names[:-1]) is not UNRESOLVED:
+            owner = self.static(e.names[:-1])
+            if is_std_namespace(owner):  # built-in items are all known now: `f64::PI`, `i64::FOO`
+                path = "::".join(e.names)
+                raise self.error(f"missing item `{path}`: `{'::'.join(e.names[:-1])}` has no `{e.names[-1]}`", e)
         if value is UNRESOLVED:
             return self.call(self.k(LazyPath(self.module, e.names, self.self_type)))
         if type(value) is Static:

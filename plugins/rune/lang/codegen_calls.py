@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
 from . import std_methods
+from .codegen_collections import fast_method
 from .codegen_items import unready
 from .limits import INLINE_APPEND, ITEM_BLOCK, MAX_LENGTH
 from .resolve import UNRESOLVED
@@ -75,11 +76,13 @@ class CallsGen(_Base):
         place = isinstance(e.receiver, (n.Path, n.Field, n.Index))
         if e.name in std_methods.STRING_MUTATORS and place and kind in (None, str):
             return self.string_mutator(e, obj, [self.simple(a) for a in args])
-        return self.method(obj, e.name, args, kind)
+        return self.method(obj, e.name, args, kind, unused=not want)
 
-    def method(self, obj: ast.expr, name: str, args: list[ast.expr], kind: type | None = None) -> ast.expr:
+    def method(
+        self, obj: ast.expr, name: str, args: list[ast.expr], kind: type | None = None, unused: bool = False
+    ) -> ast.expr:
         """``obj.name(args)`` for a simple ``obj`` of static type ``kind``: inline paths for
-        `len` and for `push` on vectors."""
+        `len` and for `push` on vectors (and collections: ``unused`` when the value is not)."""
         if name == "len" and not args:
             if kind is str:  # a String's length is in UTF-8 bytes
                 return self.call("len", self.call(self.attr(obj, "encode")))
@@ -108,6 +111,9 @@ class CallsGen(_Base):
             return self.ifexp(
                 self.type_is(obj, "float"), fast, self.call("_invoke", self.N("_s"), obj, self.K(name))
             )
+        fast = fast_method(self, obj, name, args, unused) if kind is None else None
+        if fast is not None:  # a HashMap, HashSet or VecDeque method
+            return fast
         if kind is None and name not in std_methods.STRING_MUTATORS:
             return self.struct_method(obj, name, args)
         return self.call("_invoke", self.N("_s"), obj, self.K(name), *args)

@@ -11,6 +11,7 @@ import ast
 from typing import TYPE_CHECKING
 
 from . import nodes as n
+from .codegen_collections import raw_option_subject
 from .emit import I64_MAX, I64_MIN
 from .flow import assignments
 
@@ -43,7 +44,7 @@ class ControlGen(_Base):
         """A Python bool; Rune conditions must be `bool` (checked unless statically known)."""
         old = self.at(c.line, c.col)
         if isinstance(c, n.LetCond):
-            v = self.simple(self.expr(c.value))
+            v = raw_option_subject(self, c.value, [c.pattern]) or self.simple(self.expr(c.value))
             test = self.pattern(c.pattern, v)
             self.pos = old
             return test if test is not None else self.K(True)
@@ -190,7 +191,9 @@ class ControlGen(_Base):
         if is_range:
             source, start, end = self.range_source(it)
         else:
-            source = self.call("_iterate", self.expr(it))
+            # a vector is zipped as it is (what `_iterate` would do, without the call)
+            value = self.simple(self.expr(it))
+            source = self.ifexp(self.type_is(value, "list"), value, self.call("_iterate", value))
         self.enter_loop(e.body)
         loop = self.loop(e.label, want, e.body)
         self.push()
@@ -310,7 +313,8 @@ class ControlGen(_Base):
     # --- match and select -----------------------------------------------------------------
 
     def x_Match(self, e: n.Match, want: bool) -> ast.expr:
-        subject = self.simple(self.expr(e.subject))
+        patterns = [arm.pattern for arm in e.arms]
+        subject = raw_option_subject(self, e.subject, patterns) or self.simple(self.expr(e.subject))
         result = self.fresh("r") if want else None
         arms: list[tuple[ast.expr | None, list[ast.stmt], ast.expr | None, list[ast.stmt]]] = []
         for arm in e.arms:

@@ -7,6 +7,7 @@ import ast
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
+from .codegen_collections import raw_option_pattern
 from .resolve import UNRESOLVED, LazyPath
 from .std_types import RANGE_TYPES
 from .values import Char, Instance, TypeInfo
@@ -117,6 +118,10 @@ class PatternGen(_Base):
     def typed_pattern(self, p: n.Node, v: ast.expr) -> ast.expr | None:
         names = p.names if isinstance(p, n.PPath) else p.path
         last = names[-1]
+        if len(names) == 1 and last in ("Some", "None"):
+            raw = raw_option_pattern(self, p, v)  # type: ignore[arg-type]
+            if raw is not False:
+                return raw  # type: ignore[return-value]
         if len(names) == 1 and last in ("Some", "Ok", "Err", "None"):
             if last == "None":
                 return self.and_(self.type_is(v, "_Option"), self.not_(self.attr(v, "is_some")))

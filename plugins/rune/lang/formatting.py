@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .limits import TextBuilder, check_length
+from .format_spec import apply_spec
+from .limits import TextBuilder
 from .values import Bytes, Char, Function, Future, Instance, Module, Option, RangeValue, Result, TypeInfo
 
 __all__ = ["debug", "display", "format_float", "format_string"]
@@ -56,8 +57,8 @@ def debug(v: Any) -> str:
         return "()"
     if t in _SCALAR_DEBUG:
         return _SCALAR_DEBUG[t](v)
-    if t in (list, tuple, dict, Option, Result, Instance):
-        return _debug_text(v)
+    if t in (list, tuple, dict, Option, Result, Instance) or hasattr(t, "debug_into"):
+        return _debug_text(v)  # std::collections types have `debug_into`
     return repr(v)
 
 
@@ -118,6 +119,8 @@ def _debug_into(v: Any, add: Callable[[str], None]) -> None:
             quoted = piece.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
             add(('"' if start == 0 else "") + quoted)
         add('"' if v else '""')
+    elif hasattr(t, "debug_into"):
+        v.debug_into(add, _debug_into)
     else:
         add(debug(v))
 
@@ -130,7 +133,7 @@ def _debug_range(v: RangeValue) -> str:
 
 _SCALAR_DEBUG: dict[type, Callable[[Any], str]] = {
     RangeValue: _debug_range,
-    Bytes: lambda v: "b" + repr(bytes(v))[1:],
+    Bytes: lambda v: "[" + ", ".join(map(str, v)) + "]",  # upstream debug-prints the byte values
     Function: lambda v: f"fn {v.name}",
     TypeInfo: lambda v: v.full_name,
     Future: lambda v: "Future",
@@ -155,6 +158,11 @@ def format_string(fmt: str, args: list[Any], named: dict[str, Any] | None = None
             spec = fmt[i + 1 : j]
             i = j + 1
             key, _, fspec = spec.partition(":")
+            if ".*" in fspec:  # `{:.*}`: the precision is the next positional argument
+                if auto >= len(args) or type(args[auto]) is not int or args[auto] < 0:
+                    raise RuneRuntimeError("`{:.*}` needs a non-negative integer precision argument first")
+                fspec = fspec.replace(".*", f".{args[auto]}")
+                auto += 1
             if key == "":
                 if auto >= len(args):
                     raise RuneRuntimeError("format string references a missing argument")
@@ -182,33 +190,6 @@ def format_string(fmt: str, args: list[Any], named: dict[str, Any] | None = None
 def _apply_spec(value: Any, spec: str) -> str:
     if not spec:
         return display(value)
-    is_debug = spec.endswith("?")
-    if is_debug:
-        spec = spec[:-1]
-    kind = ""
-    if spec and spec[-1] in "xXbo":
-        kind = spec[-1]
-        spec = spec[:-1]
-    precision = None
-    if "." in spec:
-        spec, _, p = spec.partition(".")
-        precision = int(p)
-        check_length(precision, "formatted number")
-    if kind:
-        text = format(value, kind)
-    elif precision is not None and type(value) is float:
-        text = f"{value:.{precision}f}"
-    else:
-        text = debug(value) if is_debug else display(value)
-    if not spec:
-        return text
-    fill, align = " ", ">" if type(value) in (int, float) else "<"
-    if len(spec) >= 2 and spec[1] in "<>^":
-        fill, align, spec = spec[0], spec[1], spec[2:]
-    elif spec[0] in "<>^":
-        align, spec = spec[0], spec[1:]
-    if spec.startswith("0") and len(spec) > 1:
-        fill, align, spec = "0", ">", spec[1:]
-    width = int(spec) if spec else 0
-    check_length(width, "padded string")
-    return format(text, f"{fill}{align}{width}")
+    if spec == "?":
+        return debug(value)
+    return apply_spec(value, spec, display, debug)

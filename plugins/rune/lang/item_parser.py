@@ -170,7 +170,7 @@ class ItemParser:
             return n.ExprStmt(t.line, t.column, e)
         if self.at("}") or self.tok.kind == "eof":
             return e  # tail expression
-        if isinstance(e, _BLOCK_LIKE):
+        if isinstance(e, _BLOCK_LIKE) or (isinstance(e, n.Macro) and e.braced):
             return n.ExprStmt(t.line, t.column, e)
         raise self.error(f"expected `;`, found `{self.tok.value}`")
 

@@ -9,6 +9,16 @@ from collections.abc import Iterator as PyIterator
 from typing import Any
 
 from .errors import RuneRuntimeError
+from .iterator_ends import (
+    Backwards,
+    Chained,
+    Peekable,
+    copy_iterator,
+    double_ended,
+    next_back,
+    nth_back,
+    size_hint,
+)
 from .limits import STATE, allocate, check_length, new_item_bytes
 from .runtime import I64_MAX, I64_MIN, cmp, op_add, op_mul
 from .values import NONE, Function, Option, some
@@ -132,8 +142,7 @@ def _flatten(it: PyIterator[Any]) -> PyIterator[Any]:
 def _chain(it: PyIterator[Any], other: Any) -> PyIterator[Any]:
     from .runtime import iterate
 
-    yield from it
-    yield from iterate(other)
+    return Chained(it, iterate(other))
 
 
 def _zip(it: PyIterator[Any], other: Any) -> PyIterator[Any]:
@@ -146,12 +155,43 @@ def _step_by(it: PyIterator[Any], n: int) -> PyIterator[Any]:
     return itertools.islice(it, 0, None, n)
 
 
-def _rev(it: PyIterator[Any]) -> PyIterator[Any]:
-    return reversed(list(it))
+def _reduce(it: PyIterator[Any], f: Any) -> Option:
+    for acc in it:
+        for v in it:
+            acc = f(acc, v)
+        return some(acc)
+    return NONE
 
 
-def _peekable(it: PyIterator[Any]) -> RuneIterator:
-    return RuneIterator(it)
+def _next_back(self: RuneIterator) -> Option:
+    self.it = double_ended(self.it, "next_back")
+    return next_back(self.it)
+
+
+def _nth_back(self: RuneIterator, n: int) -> Option:
+    self.it = double_ended(self.it, "nth_back")
+    return nth_back(self.it, n)
+
+
+def _peek(self: RuneIterator) -> Option:
+    if type(self.it) is not Peekable:
+        self.it = Peekable(self.it)
+    return self.it.peek()
+
+
+def _clone(self: RuneIterator) -> RuneIterator:
+    self.it, other = copy_iterator(self.it)
+    return RuneIterator(other)
+
+
+# Methods that change which Python iterator the Rune iterator wraps.
+_IN_PLACE = {
+    "next_back": _next_back,
+    "nth_back": _nth_back,
+    "peek": _peek,
+    "clone": _clone,
+    "size_hint": lambda self: size_hint(self.it),
+}
 
 
 def _next(self: RuneIterator) -> Option:
@@ -182,12 +222,12 @@ ADAPTORS = {
     "skip": lambda it, k: itertools.islice(it, k, None),
     "take_while": lambda it, f: itertools.takewhile(lambda v: _truth(f(v)), it),
     "skip_while": lambda it, f: itertools.dropwhile(lambda v: _truth(f(v)), it),
-    "rev": _rev,
+    "rev": lambda it: Backwards(double_ended(it, "rev")),
     "chain": _chain,
     "flat_map": _flat_map,
     "flatten": _flatten,
     "step_by": _step_by,
-    "peekable": lambda it: it,
+    "peekable": Peekable,
     "iter": lambda it: it,
     "into_iter": lambda it: it,
     "cloned": lambda it: it,
@@ -199,10 +239,13 @@ CONSUMERS = {
     "collect": _collect,
     "collect::Object": lambda it: {k: v for k, v in it},
     "collect::String": lambda it: "".join(str(v) for v in it),
+    "collect::Vec": _collect,
+    "collect::Tuple": lambda it: tuple(_collect(it)),
     "sum": _sum,
     "product": _product,
     "count": lambda it: sum(1 for _ in it),
     "fold": _fold,
+    "reduce": _reduce,
     "max": lambda it: _extreme(it, 1),
     "min": lambda it: _extreme(it, -1),
     "nth": _nth,
@@ -228,8 +271,12 @@ def iterator_method(it: RuneIterator, name: str, args: list[Any]) -> Any:
     args = [_bind(a) for a in args]
     if name == "next":
         return _next(it)
+    if name in _IN_PLACE:
+        return _IN_PLACE[name](it, *args)
     if name in ADAPTORS:
         return RuneIterator(iter(ADAPTORS[name](it.it, *args)))
     if name in CONSUMERS:
         return CONSUMERS[name](it.it, *args)
+    if "::" in name:  # `collect::<Vec<_>>()`: a target type with no conversion of its own
+        return iterator_method(it, name.partition("::")[0], args)
     raise RuneRuntimeError(f"missing method `{name}` on `Iterator`")

@@ -55,16 +55,21 @@ from bulk operations, which look at the clock themselves (``allocate``)."""
 Run = Iterator[bool]
 
 
-def new_run(budget: int = DEFAULT_BUDGET, deadline: float | None = None) -> Run:
-    """The tick iterator of one run: ``budget`` ticks, ending at ``deadline`` (``time.monotonic``)."""
-    return itertools.chain.from_iterable(_chunks(max(budget, 0), deadline))
+def new_run(
+    budget: int = DEFAULT_BUDGET, deadline: float | None = None, stop: threading.Event | None = None
+) -> Run:
+    """The tick iterator of one run: ``budget`` ticks, ending at ``deadline`` (``time.monotonic``)
+    or, sooner, once ``stop`` is set (by another thread: the run's call was cancelled)."""
+    return itertools.chain.from_iterable(_chunks(max(budget, 0), deadline, stop))
 
 
-def _chunks(budget: int, deadline: float | None) -> Iterator[Iterator[bool]]:
+def _chunks(budget: int, deadline: float | None, stop: threading.Event | None) -> Iterator[Iterator[bool]]:
     clock = time.monotonic
     while budget > 0:
         if deadline is not None and clock() >= deadline:
             raise RuneBudgetExceeded("the run's deadline passed (timeout)")
+        if stop is not None and stop.is_set():
+            raise RuneBudgetExceeded("the run was stopped: its call was cancelled")
         step = min(budget, CHECK_EVERY)
         budget -= step
         yield itertools.repeat(True, step)

@@ -55,12 +55,27 @@ def _plan(fmt: str, count: int) -> list[str | tuple[int | str, bool]] | None:
     return out
 
 
+_SPEC_OPTIONS = frozenset({"fill", "align", "width", "precision", "flags", "format_type"})
+
+
+def _spec_option(a: n.Node) -> bool:
+    return (
+        isinstance(a, n.Assign)
+        and a.op == "="
+        and isinstance(a.target, n.Path)
+        and len(a.target.names) == 1
+        and a.target.names[0] in _SPEC_OPTIONS
+    )
+
+
 class MacroGen(_Base):
     """Mixin of ``CodeGen`` for macros."""
 
     def formatted(self, e: n.Macro, args: list[n.Node]) -> ast.expr:
         if not args:
             return self.K("")
+        if any(_spec_option(a) for a in args[1:]):
+            return self.spec_options(e, args)
         if not isinstance(args[0], n.Lit) or type(args[0].value) is not str:
             vals = self.exprs(args)
             listed = ast.List(vals[1:], ast.Load(), **self.pos)
@@ -90,6 +105,18 @@ class MacroGen(_Base):
             value = positional[ref] if isinstance(ref, int) else named[ref]
             parts.append(self.call("_debug" if dbg else "_display", value))
         return self.joined(parts)
+
+    def spec_options(self, e: n.Macro, args: list[n.Node]) -> ast.expr:
+        """``format!(value, fill = '0', width = 10)``: one value under the given spec options."""
+        options = {}
+        for a in args[1:]:
+            if not _spec_option(a):
+                raise self.error("`format!` with spec options takes one value and `name = value` options", a)
+            assert isinstance(a, n.Assign) and isinstance(a.target, n.Path)
+            options[a.target.names[0]] = a.value
+        names = list(options)
+        table = ast.Dict([self.K(k) for k in names], self.exprs([options[k] for k in names]), **self.pos)
+        return self.call("_format_options", self.expr(args[0]), table)
 
     def x_Macro(self, e: n.Macro, want: bool) -> ast.expr:
         name = e.name
@@ -125,6 +152,10 @@ class MacroGen(_Base):
                 ast.Compare(self.call("_eq", a, b), [ast.IsNot()], [self.K(want_eq)], **self.pos), failed
             )
             return self.K(None)
+        if name == "file":
+            return self.K(self.filename)
+        if name in ("line", "column"):
+            return self.K(e.line if name == "line" else e.col)
         if name == "dbg":
             return self.call("_dbg", ast.List(self.exprs(e.args), ast.Load(), **self.pos))
         if name in ("unreachable", "todo", "unimplemented"):

@@ -8,12 +8,16 @@ from typing import Any
 
 from . import asyncio_bridge, formatting, output, std_methods
 from . import runtime as rt
+from .codegen_collections import NOTOPT, NOVAL, raw_option
 from .codegen_ops import HELPERS
+from .format_spec import format_with_options
 from .iterators import RuneIterator
 from .iterators import _sum as iterator_sum
 from .limits import allocate_text, check_length, out_of_budget
+from .std_collections import HashMap, HashSet
 from .std_float import FLOAT
 from .std_types import is_range_kind
+from .std_vec_deque import VecDeque
 from .values import Bytes, Char, Function, Future, Generator, Instance, Option, RangeValue, Result, Stream
 
 
@@ -40,6 +44,7 @@ def helpers() -> dict[str, Any]:
         "_display": formatting.display,
         "_debug": formatting.debug,
         "_format": formatting.format_string,
+        "_format_options": format_with_options,
         "_write": output.write,
         "_panic": rt.panic,
         "_assert_failed": rt.assert_failed,
@@ -87,6 +92,12 @@ def helpers() -> dict[str, Any]:
         "_f_abs": FLOAT["abs"],
         "_RuneIterator": RuneIterator,
         "_iter_sum": iterator_sum,
+        "_HashMap": HashMap,
+        "_HashSet": HashSet,
+        "_VecDeque": VecDeque,
+        "_NOVAL": NOVAL,
+        "_NOTOPT": NOTOPT,
+        "_raw_option": raw_option,
     }
     for op, name in HELPERS.items():
         ns[name] = rt.BINARY_OPS[op]

@@ -203,6 +203,7 @@ class Range(Node):
 class Macro(Node):
     name: str
     args: list[Node]
+    braced: bool = False  # `assert_eq! { a, b }`: a statement that needs no `;`
 
 
 @dataclass(eq=False)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import nodes as n
+from .codegen_collections import FAST_METHODS
 
 INT_CASTS = frozenset({"i64", "u64", "usize", "isize", "i32", "u32", "u8", "i8", "u16", "i16"})
 ARITH = frozenset({"+", "-", "*", "/", "%"})
@@ -240,6 +241,8 @@ def _count_own(cls: type, node: Any, counts: dict[str, int], weight: int) -> int
         _count_side(node.right, counts, weight)
     elif cls is n.Field or cls is n.Index:
         _count_side(node.target, counts, weight)
+    elif cls is n.MethodCall and (node.name, len(node.args)) in FAST_METHODS:
+        _count_side(node.receiver, counts, weight)  # a collection method tests its receiver's type
     elif cls is n.For or cls is n.While or cls is n.Loop:
         return 2
     return weight

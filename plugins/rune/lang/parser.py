@@ -32,6 +32,7 @@ _BINARY = {
 _ASSIGN = {"=", "+=", "-=", "*=", "/=", "%=", "^=", "&=", "|=", "<<=", ">>="}
 _BLOCK_LIKE = (n.If, n.While, n.Loop, n.For, n.Match, n.Block, n.Select)
 _POSTFIX = frozenset(("?", "(", "[", "."))
+_MACRO_CLOSE = {"(": ")", "[": "]", "{": "}"}
 _LITERALS = frozenset(("int", "float", "str", "char", "byte", "bytes"))
 
 
@@ -183,12 +184,8 @@ class Parser(TokenCursor, ItemParser, PatternParser):
                         self.i += 1
                         first = self.peek()
                         self.skip_generics()
-                        if (
-                            name == "collect"
-                            and first.kind == "ident"
-                            and first.value in ("Object", "String")
-                        ):
-                            name = f"collect::{first.value}"
+                        if first.kind == "ident" and first.value != "_":
+                            name = f"{name}::{first.value}"  # `parse::<f64>()`: the target type
                     if self.eat("("):
                         e = n.MethodCall(nt.line, nt.column, e, name, self.call_args())
                     else:
@@ -207,13 +204,23 @@ class Parser(TokenCursor, ItemParser, PatternParser):
     def skip_generics(self) -> None:
         self.expect("<")
         depth = 1
-        while depth:
-            depth += self.at("<") - self.at(">")
+        while depth > 0:
+            if self.tok.kind == "eof":
+                raise self.error("unclosed `<` of a generic argument list")
+            # `Vec<Vec<_>>` ends with one `>>` token
+            depth += self.at("<") - self.at(">") - 2 * self.at(">>")
             self.i += 1
 
     def primary(self) -> n.Node:
         t = self.toks[self.i]
         k = t.kind
+        if t.key == "#" and self.peek().key == "[" and self.toks[self.i + 2].value == "builtin":
+            # `#[builtin] format!(value, width = ..)`: what upstream's `format!` expands to
+            self.i += 2
+            while not self.at("]"):
+                self.i += 1
+            self.i += 1
+            return self.primary()
         if k == "ident":
             if t.value == "move" and (self.peek().is_("punct", "|") or self.peek().is_("punct", "||")):
                 self.i += 1
@@ -367,9 +374,10 @@ class Parser(TokenCursor, ItemParser, PatternParser):
                     names[-1] = f"collect::{first.value}"
                 continue
             names.append(self.ident())
-        if self.at("!") and len(names) == 1 and self.peek().is_("punct", "("):
+        if self.at("!") and len(names) == 1 and self.peek().key in _MACRO_CLOSE:
+            close = _MACRO_CLOSE[self.peek().key]
             self.i += 2
-            return n.Macro(t.line, t.column, names[0], self.call_args())
+            return n.Macro(t.line, t.column, names[0], self.call_args(close), close == "}")
         if self.at("{") and not self.no_struct and (names[-1][:1].isupper()):
             self.i += 1
             return n.ObjectLit(t.line, t.column, names, self.object_fields())

@@ -181,8 +181,10 @@ def resolve_path(module: Module, names: list[str], self_type: TypeInfo | None, s
                 nv = std_methods.type_function(v, name)
         else:
             nv = std_methods.static_function(v, name)
-        if (nv is _MISSING or nv is None) and (
-            isinstance(v, dict) or (isinstance(v, Module) and v.name in _BUILTIN_TYPE_MODULES)
+        if (
+            (nv is _MISSING or nv is None)
+            and (isinstance(v, dict) or (isinstance(v, Module) and v.name in _BUILTIN_TYPE_MODULES))
+            and _has_builtin_method(v, name)
         ):
             nv = std_methods.method_as_function(name)
         if nv is _MISSING or nv is None:
@@ -193,6 +195,12 @@ def resolve_path(module: Module, names: list[str], self_type: TypeInfo | None, s
     if isinstance(v, TypeInfo) and v.kind == "unit" and len(names) >= 1 and not v.methods.get("__ctor__"):
         return v.unit_value  # type: ignore[attr-defined]
     return v
+
+
+def _has_builtin_method(namespace: Any, name: str) -> bool:
+    from .std_modules import has_builtin_method
+
+    return has_builtin_method(namespace, name)
 
 
 def _root_of(module: Module) -> Module:

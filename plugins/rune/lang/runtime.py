@@ -203,6 +203,10 @@ def eq(a: Any, b: Any) -> bool:
     if ta is not tb:
         if a is None or b is None:
             return False
+        if hasattr(ta, "equals"):  # std::collections: HashMap, HashSet, VecDeque (any iterable)
+            return a.equals(b)
+        if (ta is list or ta is tuple) and (tb is RangeValue or hasattr(tb, "__rune_iter__")):
+            return _vec_eq_iterable(a, b)
         raise RuneRuntimeError(f"cannot compare `{type_name(a)}` with `{type_name(b)}` for equality")
     if ta in (int, float, str, bool, Char, Bytes):
         return a == b
@@ -218,7 +222,21 @@ def eq(a: Any, b: Any) -> bool:
         return a.type is b.type and eq(a.values, b.values)
     if ta is RangeValue:
         return a.start == b.start and a.end == b.end and a.inclusive == b.inclusive
+    if hasattr(ta, "equals"):
+        return a.equals(b)
     return a is b
+
+
+def _vec_eq_iterable(a: list, b: Any) -> bool:
+    """A vector equals an iterable value (an iterator, a range, a VecDeque) with equal items, in
+    order: upstream's ``Vec`` ``PARTIAL_EQ`` takes anything with ``INTO_ITER``."""
+    end = object()
+    theirs = iterate(b)
+    for x in a:
+        y = next(theirs, end)
+        if y is end or not eq(x, y):
+            return False
+    return next(theirs, end) is end
 
 
 def cmp(a: Any, b: Any) -> int:
@@ -244,6 +262,11 @@ def cmp(a: Any, b: Any) -> int:
         return cmp(a.value, b.value)
     if ta is Instance and a.type is b.type:
         return cmp(a.values, b.values)
+    if ta is RangeValue and a.inclusive == b.inclusive:  # start first, then end
+        return cmp([Option(a.start is not None, a.start), Option(a.end is not None, a.end)],
+                   [Option(b.start is not None, b.start), Option(b.end is not None, b.end)])
+    if hasattr(ta, "compare"):  # VecDeque: PARTIAL_CMP / CMP
+        return a.compare(b)
     raise RuneRuntimeError(f"`{type_name(a)}` values cannot be ordered")
 
 
@@ -312,8 +335,10 @@ def iterate(v: Any) -> Iterator[Any]:
     if t is RangeValue:
         if type(v.start) is int and v.end is None:
             return metered(itertools.count(v.start))
+        if type(v.start) is Char and type(v.end) is Char:  # 'a'..='e'
+            return map(Char, map(chr, range(ord(v.start), ord(v.end) + v.inclusive)))
         if type(v.start) is not int or type(v.end) is not int:
-            raise RuneRuntimeError("only integer ranges can be iterated")
+            raise RuneRuntimeError("only integer ranges (and char ranges) can be iterated")
         return iter(v.py_range())
     if t is list or t is tuple:
         return iter(v)

@@ -10,8 +10,18 @@ from .errors import RuneRuntimeError
 from .formatting import debug, display
 from .iterators import ADAPTORS, CONSUMERS, RuneIterator, iterator_method
 from .limits import allocate, grow
-from .runtime import I64_MAX, I64_MIN, cmp, eq, iterate, type_name
-from .std_types import METHODS, ORDERING, STRING_MUTATORS, ordering_of, range_slice
+from .runtime import I64_MAX, I64_MIN, iterate, type_name
+from .std_collections import COLLECTION_TYPES, INDEXED
+from .std_numbers import turbofish_missing
+from .std_ops import COMPARISON_METHODS
+from .std_types import (
+    METHODS,
+    ORDERING,
+    RANGE_TYPES,
+    STRING_MUTATORS,
+    is_range_kind,
+    range_slice,
+)
 from .values import (
     NONE,
     Bytes,
@@ -82,6 +92,8 @@ def call_method(obj: Any, name: str, args: list[Any]) -> Any:
             return m(obj, *args)
         if name == "clone":
             return Instance(ty, list(obj.values))
+        if name in COMPARISON_METHODS:
+            return COMPARISON_METHODS[name](obj, *args)
         raise RuneRuntimeError(f"missing method `{name}` on `{ty.full_name}`")
     if t is RuneIterator:
         return iterator_method(obj, name, args)
@@ -96,11 +108,13 @@ def call_method(obj: Any, name: str, args: list[Any]) -> Any:
         return display(obj)
     if name == "clone":
         return obj
-    if name in ("cmp", "partial_cmp"):
-        c = ordering_of(cmp(obj, args[0]))
-        return c if name == "cmp" else some(c)
-    if name == "eq":
-        return eq(obj, args[0])
+    if name in COMPARISON_METHODS:
+        return COMPARISON_METHODS[name](obj, *args)
+    if "::" in name:
+        base = name.partition("::")[0]
+        if base in ("parse", "to"):
+            raise turbofish_missing(type_name(obj), name)
+        return call_method(obj, base, args)  # the type of `collect::<Vec<_>>()` changes nothing
     raise RuneRuntimeError(f"missing method `{name}` on `{type_name(obj)}`")
 
 
@@ -147,6 +161,10 @@ def get_index(obj: Any, key: Any) -> Any:
         if 0 <= key < len(obj):
             return obj[key]
         raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
+    elif t is Bytes and type(key) is RangeValue:
+        return Bytes(obj[range_slice(key, len(obj))])
+    if t in INDEXED:  # HashMap, VecDeque: their INDEX_GET protocol
+        return obj.index_get(key)
     raise RuneRuntimeError(f"cannot index `{type_name(obj)}` with `{type_name(key)}`")
 
 
@@ -157,10 +175,20 @@ def set_index(obj: Any, key: Any, value: Any) -> None:
             obj[key] = value
             return
         raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
+    if t is Bytes and type(key) is int:
+        if not 0 <= key < len(obj):
+            raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
+        if type(value) is not int or not 0 <= value <= 255:
+            raise RuneRuntimeError(f"a byte string holds bytes (0..=255), not `{type_name(value)}` {value!r}")
+        obj[key] = value
+        return
     if t is dict and type(key) is str:
         if key not in obj:
             grow(obj, value, "object")
         obj[key] = value
+        return
+    if t in INDEXED:
+        obj.index_set(key, value)
         return
     raise RuneRuntimeError(f"cannot assign into `{type_name(obj)}` with `{type_name(key)}` index")
 
@@ -243,6 +271,7 @@ _TYPE_NAMES = {
     "Option": Option,
     "Result": Result,
     "Function": Function,
+    **COLLECTION_TYPES,
 }
 
 
@@ -253,6 +282,8 @@ def is_type(v: Any, name: str, resolve: Callable[[], Any]) -> bool:
     if py is not None:
         return type(v) is py
     t = resolve()
+    if type(v) is RangeValue:  # `x is std::ops::RangeInclusive`
+        return isinstance(t, TypeInfo) and RANGE_TYPES.get(t.name) is t and is_range_kind(v, t.name)
     if isinstance(t, TypeInfo):
         return type(v) is Instance and (v.type is t or v.type.enum_name == t.name)
     if isinstance(t, Instance):

@@ -6,7 +6,12 @@ from typing import Any
 
 from .iterators import RuneIterator
 from .runtime import iterate
+from .std_bytes import BYTES_NS, string_from_utf8
+from .std_collections import collections_module
+from .std_io import IO_FUNCTIONS, clone_value, join
 from .std_methods import ORDERING
+from .std_numbers import F64_CONSTS, F64_EXTRA, parse_int, parse_u64
+from .std_ops import CMP_FUNCTIONS, OPS_FUNCTIONS
 from .std_types import GENERATOR_STATE, RANGE_TYPES
 from .values import NONE, Char, Module, Option, Result, some
 
@@ -26,6 +31,7 @@ STRING_NS = {
     "from": lambda s: str(s),
     "from_str": lambda s: str(s),
     "with_capacity": lambda n: "",
+    "from_utf8": string_from_utf8,
 }
 VEC_NS = {
     "new": list,
@@ -37,7 +43,9 @@ CHAR_NS = {
     "from_i64": lambda i: some(Char(chr(i))) if 0 <= i <= 0x10FFFF else NONE,
     "from_u32": lambda i: some(Char(chr(i))) if 0 <= i <= 0x10FFFF else NONE,
 }
-I64_NS = {"MAX": 2**63 - 1, "MIN": -(2**63), "parse": lambda s: _parse(s)}
+I64_NS = {"MAX": 2**63 - 1, "MIN": -(2**63), "parse": parse_int}
+# u64 values are i64 values here: MAX stays i64's (see docs/rune-language.md).
+U64_NS = {"MAX": 2**63 - 1, "MIN": 0, "parse": parse_u64}
 F64_NS = {
     "MAX": 1.7976931348623157e308,
     "MIN": -1.7976931348623157e308,
@@ -45,18 +53,13 @@ F64_NS = {
     "NEG_INFINITY": float("-inf"),
     "NAN": float("nan"),
     "EPSILON": 2.220446049250313e-16,
+    **F64_EXTRA,
 }
 ITER_NS = {
     "empty": lambda: RuneIterator(iter(())),
     "once": lambda v: RuneIterator(iter((v,))),
     "range": lambda a, b: RuneIterator(iter(range(a, b))),
 }
-
-
-def _parse(s: str) -> Result:
-    from .std_types import parse_int
-
-    return parse_int(s)
 
 
 OPTION_NS = {"Some": some, "None": NONE}
@@ -72,12 +75,15 @@ PRELUDE: dict[str, Any] = {
     "Object": OBJECT_NS,
     "char": CHAR_NS,
     "i64": I64_NS,
-    "u64": I64_NS,
+    "u64": U64_NS,
     "f64": F64_NS,
     "Option": OPTION_NS,
     "Result": RESULT_NS,
     "Ordering": ORDERING,
     "drop": lambda v: None,
+    "Bytes": BYTES_NS,
+    **IO_FUNCTIONS,
+    "clone": clone_value,
 }
 
 
@@ -107,7 +113,7 @@ def type_name_of_val(v: Any) -> str:
 
 
 def _std() -> Module:
-    cmp_mod = Module("cmp", {"Ordering": ORDERING})
+    cmp_mod = Module("cmp", {"Ordering": ORDERING, **CMP_FUNCTIONS})
     iter_mod = Module("iter", dict(ITER_NS))
     string = Module("string", {"String": STRING_NS})
     vec = Module("vec", {"Vec": VEC_NS})
@@ -115,7 +121,7 @@ def _std() -> Module:
     option = Module("option", {"Option": OPTION_NS, **OPTION_NS})
     result = Module("result", {"Result": RESULT_NS, **RESULT_NS})
     i64 = Module("i64", dict(I64_NS))
-    f64 = Module("f64", dict(F64_NS))
+    f64 = Module("f64", {**F64_NS, "consts": Module("consts", dict(F64_CONSTS))})
     char = Module("char", dict(CHAR_NS))
     return Module(
         "std",
@@ -128,17 +134,85 @@ def _std() -> Module:
             "option": option,
             "result": result,
             "i64": i64,
+            "u64": Module("u64", dict(U64_NS)),
             "f64": f64,
             "char": char,
-            "collections": Module("collections", {}),
+            "collections": collections_module(),
             "slice": Module("slice", {"Iter": {}}),  # `Iter::collect(it)`: methods by path
             "any": Module("any", {"type_name_of_val": type_name_of_val}),
+            "bytes": Module("bytes", {"Bytes": BYTES_NS}),
+            "io": Module("io", dict(IO_FUNCTIONS)),
+            "future": Module("future", {"join": join}),
+            "clone": Module("clone", {"clone": clone_value}),
             "ops": Module(
                 "ops",
-                {"generator": Module("generator", {"GeneratorState": GENERATOR_STATE}), **RANGE_TYPES},
+                {
+                    "generator": Module("generator", {"GeneratorState": GENERATOR_STATE}),
+                    **RANGE_TYPES,
+                    **OPS_FUNCTIONS,
+                },
             ),
         },
     )
 
 
 ROOTS: dict[str, Any] = {"std": _std()}
+
+
+_NAMESPACE_TYPES: dict[int, type] = {
+    id(STRING_NS): str,
+    id(VEC_NS): list,
+    id(OBJECT_NS): dict,
+    id(CHAR_NS): Char,
+    id(I64_NS): int,
+    id(U64_NS): int,
+    id(F64_NS): float,
+    id(OPTION_NS): Option,
+    id(RESULT_NS): Result,
+}
+_MODULE_TYPES: dict[str, type] = {
+    "string": str, "vec": list, "object": dict, "char": Char, "i64": int, "u64": int, "f64": float,
+    "option": Option, "result": Result,
+}
+
+
+def has_builtin_method(namespace: Any, name: str) -> bool:
+    """Whether ``Type::name`` names a method of a built-in type (``i64::max``, ``Vec::sort``)."""
+    from .iterators import ADAPTORS, CONSUMERS
+    from .std_ops import COMPARISON_METHODS
+    from .std_types import METHODS
+
+    if isinstance(namespace, dict):
+        t = _NAMESPACE_TYPES.get(id(namespace))
+    else:
+        t = _MODULE_TYPES.get(getattr(namespace, "name", ""))
+    if t is None:
+        return True
+    return (
+        name in METHODS.get(t, {})
+        or name in COMPARISON_METHODS
+        or name in ("to_string", "clone")
+        or (t in (str, list, dict) and (name in ADAPTORS or name in CONSUMERS))
+    )
+
+
+def _std_namespaces() -> set[int]:
+    found: set[int] = {id(ns) for ns in PRELUDE.values() if isinstance(ns, dict) and id(ns) in _NAMESPACE_TYPES}
+    stack = [ROOTS["std"]]
+    while stack:
+        module = stack.pop()
+        found.add(id(module))
+        stack.extend(v for v in module.items.values() if isinstance(v, Module) and id(v) not in found)
+    return found
+
+
+def is_std_namespace(v: Any) -> bool:
+    """Whether ``v`` is a module of ``std`` or a built-in type's namespace (``i64``, ``String``):
+    their items are all known when a script compiles, so a missing one is a compile error."""
+    global _STD_NAMESPACES
+    if _STD_NAMESPACES is None:
+        _STD_NAMESPACES = _std_namespaces()
+    return id(v) in _STD_NAMESPACES
+
+
+_STD_NAMESPACES: set[int] | None = None

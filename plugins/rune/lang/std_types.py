@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import math
+import sys
+import unicodedata
 from collections.abc import Callable
 from typing import Any
 
@@ -11,7 +14,12 @@ from .formatting import debug, display
 from .iterators import RuneIterator
 from .limits import ITEM_BYTES, TextBuilder, allocate, check_length, grow
 from .runtime import I64_MAX, I64_MIN, cmp, eq, iterate
+from .std_bytes import BYTES_METHODS
+from .std_collections import HASHMAP_METHODS, HASHSET_METHODS, HashMap, HashSet
 from .std_float import FLOAT
+from .std_numbers import FLOAT_METHODS, INT_METHODS, STRING_PARSERS
+from .std_strings import char_at, char_boundary, range_slice_or_none, split, str_get
+from .std_vec_deque import VECDEQUE_METHODS, VecDeque
 from .values import (
     NONE,
     Bytes,
@@ -108,9 +116,18 @@ def _encoded(s: str) -> bytes:
     return s.encode()
 
 
+_STR_ONLY = frozenset({str})
+
+
 def _joined(v: list, sep: Any) -> str:
-    text = TextBuilder("joined string")
     separator = str(sep)
+    if set(map(type, v)) <= _STR_ONLY:
+        # all strings: the exact length is known before the string is built
+        ascii_only = separator.isascii() and all(map(str.isascii, v))
+        size = sum(map(len, v)) + len(separator) * max(len(v) - 1, 0)
+        allocate(size, "joined string", 1 if ascii_only else 4)
+        return separator.join(v)
+    text = TextBuilder("joined string")
     for i, x in enumerate(v):
         if i:
             text.add(separator)
@@ -144,10 +161,26 @@ def _pow(a: int, b: int) -> int:
     return _int_check(a**b, "pow")
 
 
-def _vec_get(v: list, i: Any) -> Any:
+def _vec_get(v: Any, i: Any) -> Any:
     if type(i) is RangeValue:
-        return some(v[range_slice(i, len(v))])
+        s = range_slice_or_none(i, len(v))
+        return NONE if s is None else some(list(v[s]))
     return some(v[i]) if type(i) is int and 0 <= i < len(v) else NONE
+
+
+def _clone_value(v: Any) -> Any:
+    if type(v) is Instance:
+        from .std_methods import call_method
+
+        return call_method(v, "clone", [])
+    method = METHODS.get(type(v), {}).get("clone")
+    return v if method is None else method(v)
+
+
+def _sort_checked(v: list, f: Any = None) -> None:
+    if f is None and any(type(x) is float and math.isnan(x) for x in v):
+        raise RuneRuntimeError("cannot sort a vector holding NaN: NaN has no order (use `sort_by`)")
+    _sort(v, f)
 
 
 def range_slice(r: RangeValue, n: int) -> slice:
@@ -197,32 +230,11 @@ def _dedup(v: list) -> None:
     v[:] = out
 
 
-def _split(s: str, sep: Any) -> RuneIterator:
-    return RuneIterator(iter(s.split(str(sep))))
-
-
-def _char_at(s: str, f: Callable[[str], Any]) -> Any:
-    return f(s)
-
-
-def parse_int(s: str) -> Result:
-    try:
-        v = int(s.strip() if False else s)
-        if I64_MIN <= v <= I64_MAX and s.strip() == s and "_" not in s:
-            return Result(True, v)
-    except ValueError:
-        pass
-    return Result(False, "invalid digit found in string")
-
-
-def _parse_float(s: str) -> Result:
-    try:
-        return Result(True, float(s))
-    except ValueError:
-        return Result(False, "invalid float literal")
-
-
 def _char_to_digit(c: str, radix: int) -> Option:
+    if not 2 <= radix <= 36:
+        raise RuneRuntimeError(f"to_digit: radix {radix} is out of range (it must be in 2..=36)")
+    if not c.isascii():
+        return NONE
     try:
         d = int(c, radix)
         return some(d)
@@ -282,7 +294,7 @@ STRING = {
     "starts_with": lambda s, p: s.startswith(str(p)),
     "ends_with": lambda s, p: s.endswith(str(p)),
     "contains": lambda s, p: p(s) if isinstance(p, Function) else str(p) in s,
-    "split": _split,
+    "split": split,
     "split_whitespace": lambda s: RuneIterator(iter(s.split())),
     "lines": lambda s: RuneIterator(iter(s.splitlines())),
     "replace": _replace,
@@ -290,17 +302,11 @@ STRING = {
     "to_string": lambda s: s,
     "to_owned": lambda s: s,
     "clone": lambda s: s,
-    "parse::<i64>": parse_int,
-    "parse": parse_int,
+    **STRING_PARSERS,
     "find": lambda s, p: some(len(s[: s.find(str(p))].encode())) if str(p) in s else NONE,
-    "char_at": lambda s, i: (
-        some(Char(s.encode()[i:].decode(errors="ignore")[:1])) if 0 <= i < len(s.encode()) else NONE
-    ),
-    "get": lambda s, r: (
-        some(s.encode()[range_slice(r, len(s.encode()))].decode(errors="replace"))
-        if type(r) is RangeValue
-        else NONE
-    ),
+    "char_at": char_at,
+    "get": str_get,
+    "is_char_boundary": lambda s, i: char_boundary(s.encode(), i),
     "iter": lambda s: RuneIterator(map(Char, s)),
     "into_bytes": lambda s: Bytes(_encoded(s)),
     "capacity": lambda s: len(s.encode()),
@@ -322,8 +328,9 @@ VEC = {
     "clear": lambda v: v.clear(),
     "extend": _extend,
     "contains": _contains,
-    "sort": _sort,
+    "sort": _sort_checked,
     "sort_by": _sort,
+    "capacity": lambda v: max(len(v), (sys.getsizeof(v) - _EMPTY_LIST_SIZE) // 8),
     "reverse": lambda v: v.reverse(),
     "clone": _copy,
     "to_vec": _copy,
@@ -340,14 +347,20 @@ VEC = {
 }
 
 
+_EMPTY_LIST_SIZE = sys.getsizeof([])
+_IMMUTABLE = frozenset({int, float, bool, str, Char, type(None)})  # shared safely by every slot
+
+
 def _resize(v: list, k: int, x: Any) -> None:
     check_length(k, "vector")
     if k > len(v):
         allocate(k - len(v), "vector", ITEM_BYTES)
     if k < len(v):
         del v[k:]
-    else:
+    elif type(x) in _IMMUTABLE:
         v.extend([x] * (k - len(v)))
+    else:
+        v.extend([_clone_value(x) for _ in range(k - len(v))])  # each slot its own value
 
 
 def _split_off(v: list, k: int) -> list:
@@ -378,6 +391,24 @@ OBJECT = {
     "clone": _copy,
 }
 
+def _take(o: Option) -> Option:
+    """``Option::take``: the option is emptied in place and its old content returned."""
+    if not o.is_some:
+        return NONE
+    out = Option(True, o.value)
+    o.is_some, o.value = False, None
+    return out
+
+
+def _transpose(o: Option) -> Result:
+    if not o.is_some:
+        return Result(True, NONE)
+    inner = o.value
+    if type(inner) is not Result:
+        raise RuneRuntimeError("`Option::transpose` needs an `Option` holding a `Result`")
+    return Result(True, some(inner.value)) if inner.is_ok else inner
+
+
 OPTION = {
     "is_some": lambda o: o.is_some,
     "is_none": lambda o: not o.is_some,
@@ -394,8 +425,9 @@ OPTION = {
     "ok_or": lambda o, e: Result(True, o.value) if o.is_some else Result(False, e),
     "ok_or_else": lambda o, f: Result(True, o.value) if o.is_some else Result(False, f()),
     "iter": lambda o: RuneIterator(iter([o.value] if o.is_some else [])),
-    "take": lambda o: o,
-    "clone": lambda o: o,
+    "take": _take,
+    "clone": lambda o: Option(True, _clone_value(o.value)) if o.is_some else o,
+    "transpose": _transpose,
     "unwrap_none": lambda o: None,
 }
 
@@ -416,7 +448,7 @@ RESULT = {
     "and_then": lambda r, f: f(r.value) if r.is_ok else r,
     "ok": lambda r: some(r.value) if r.is_ok else NONE,
     "err": lambda r: NONE if r.is_ok else some(r.value),
-    "clone": lambda r: r,
+    "clone": lambda r: Result(r.is_ok, _clone_value(r.value)),
 }
 
 INT = {
@@ -440,12 +472,13 @@ INT = {
     "is_negative": lambda a: a < 0,
     "clone": lambda a: a,
     "cmp": lambda a, b: ordering_of(cmp(a, b)),
-    "rem_euclid": lambda a, b: a % abs(b),
+    **INT_METHODS,
 }
 
 CHAR = {
     "is_alphabetic": str.isalpha,
-    "is_numeric": str.isnumeric,
+    "is_numeric": lambda c: unicodedata.category(c) in ("Nd", "Nl", "No"),
+    "is_control": lambda c: unicodedata.category(c) == "Cc",
     "is_alphanumeric": str.isalnum,
     "is_whitespace": str.isspace,
     "is_uppercase": str.isupper,
@@ -533,12 +566,16 @@ METHODS = {
     Option: OPTION,
     Result: RESULT,
     int: INT,
-    float: FLOAT,
+    float: {**FLOAT, **FLOAT_METHODS},
     Char: CHAR,
     bool: BOOL,
     Function: FUNCTION,
     RangeValue: RANGE,
-    Bytes: BYTES,
+    Bytes: {**BYTES, **BYTES_METHODS},
+    type(None): {"len": lambda u: 0, "is_empty": lambda u: True, "clone": lambda u: None},
+    HashMap: HASHMAP_METHODS,
+    HashSet: HASHSET_METHODS,
+    VecDeque: VECDEQUE_METHODS,
 }
 
 ORDERING = TypeInfo("Ordering", "enum", [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import itertools
 import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import CodeType, TracebackType
@@ -87,13 +88,15 @@ class Unit:
         raw: bool = False,
         deadline: float | None = None,
         max_memory: int = MAX_MEMORY,
+        stop: threading.Event | None = None,
     ) -> Any:
         """Call function ``name`` with Python values; returns its result converted by ``to_python``
         (or the Rune value with ``raw=True``). Output of ``print!`` goes to ``stdout``.
 
         Limits of the run: ``budget`` ticks (calls and loop iterations), ``deadline`` (a
         ``time.monotonic()`` instant), ``max_depth`` nested calls (at most what the process's
-        recursion limit leaves), ``max_memory`` bytes built by big-value operations (estimated)."""
+        recursion limit leaves), ``max_memory`` bytes built by big-value operations (estimated).
+        Setting ``stop`` from another thread ends the run at its next look at the clock."""
         fn = self.lookup(name)
         info = self.functions.get(name)
         if info is not None and len(info.params) != len(args):
@@ -102,7 +105,7 @@ class Unit:
             )
         rune_args = [from_python(a) for a in args]
         sink = stdout.write if hasattr(stdout, "write") else stdout
-        run = new_run(budget, deadline)
+        run = new_run(budget, deadline, stop)
         state = STATE
         saved = state.run, state.deadline, state.allocated, state.max_memory
         state.run, state.deadline, state.allocated, state.max_memory = run, deadline, 0, max_memory
