@@ -13,7 +13,11 @@ Write a tool::
         "Add two integers."
         return a + b
 
-Write a plugin: see :mod:`toolmesh.markers` and ``docs/writing-plugins.md``.
+Write a plugin: see ``docs/writing-plugins.md``.
+
+The public API is exactly ``__all__``, documented name by name in
+``docs/api.md``; a plugin imports only these names, ``toolmesh.contracts`` and
+its own package.  Every other module of the package is internal and may change.
 """
 
 from __future__ import annotations
@@ -22,15 +26,21 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names below load on first use (PEP 562), so `import toolmesh.contracts` stays light
+    from .callbacks import CallbackHandler
+    from .cli_options import JsonOption, NatsOption, PrefixOption
+    from .cli_options import error_console as cli_stderr
+    from .cli_options import fail as cli_error
     from .config import Settings, load_settings
     from .context import CallContext
     from .decisions import Complete, Decision, Reject, RunNormally
     from .errors import (
         BadRequest,
         BrokerError,
+        CallCancelled,
         CallRejected,
         CallTimeout,
         ConfigError,
+        DeadlineExceeded,
         ExecutionFailed,
         InvalidArguments,
         PayloadTooLarge,
@@ -41,33 +51,50 @@ if TYPE_CHECKING:  # the names below load on first use (PEP 562), so `import too
         ToolUnavailable,
         UnknownTool,
         UsageLimitExceeded,
+        tool_error,
     )
     from .kernel import Kernel
+    from .logs import redact_arguments, redact_issues
     from .markers import hookimpl, hookspec
-    from .mesh import Mesh, SyncMesh
+    from .memory_cache import cache_key
+    from .mesh import Mesh, SyncMesh, connect_nats
+    from .nats_errors import nats_error
     from .node import Node
+    from .plugin_manager import await_maybe
+    from .results import result_from_value
     from .tool_function import ToolFunction, tool
-    from .validation import ValidationIssue
+    from .validation import ValidationIssue, compile_schema, json_path, schema_issues
 
 _MODULE_OF = {
+    "CallbackHandler": "callbacks",
+    **dict.fromkeys(("JsonOption", "NatsOption", "PrefixOption", "cli_error", "cli_stderr"), "cli_options"),
     **dict.fromkeys(("Settings", "load_settings"), "config"),
     "CallContext": "context",
     **dict.fromkeys(("Complete", "Decision", "Reject", "RunNormally"), "decisions"),
     **dict.fromkeys(
         (
-            "BadRequest", "BrokerError", "CallRejected", "CallTimeout", "ConfigError", "ExecutionFailed",
-            "InvalidArguments", "PayloadTooLarge", "SandboxViolation", "ToolCallError", "ToolDefinitionError",
-            "ToolmeshError", "ToolUnavailable", "UnknownTool", "UsageLimitExceeded",
+            "BadRequest", "BrokerError", "CallCancelled", "CallRejected", "CallTimeout", "ConfigError",
+            "DeadlineExceeded", "ExecutionFailed", "InvalidArguments", "PayloadTooLarge", "SandboxViolation",
+            "ToolCallError", "ToolDefinitionError", "ToolmeshError", "ToolUnavailable", "UnknownTool",
+            "UsageLimitExceeded", "tool_error",
         ),
         "errors",
     ),
+    "nats_error": "nats_errors",
     "Kernel": "kernel",
+    **dict.fromkeys(("redact_arguments", "redact_issues"), "logs"),
     **dict.fromkeys(("hookimpl", "hookspec"), "markers"),
-    **dict.fromkeys(("Mesh", "SyncMesh"), "mesh"),
+    "cache_key": "memory_cache",
+    **dict.fromkeys(("Mesh", "SyncMesh", "connect_nats"), "mesh"),
     "Node": "node",
+    "await_maybe": "plugin_manager",
+    "result_from_value": "results",
     **dict.fromkeys(("ToolFunction", "tool"), "tool_function"),
-    "ValidationIssue": "validation",
+    **dict.fromkeys(("ValidationIssue", "compile_schema", "json_path", "schema_issues"), "validation"),
 }
+
+_NAME_IN_MODULE = {"cli_error": "fail", "cli_stderr": "error_console"}
+"""Public names that differ from the kernel module's own: a top-level name must say what it is for."""
 
 
 def __getattr__(name: str) -> Any:
@@ -79,7 +106,8 @@ def __getattr__(name: str) -> Any:
         except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
             value = "0.0.0"
     elif name in _MODULE_OF:
-        value = getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+        module = importlib.import_module(f"{__name__}.{_MODULE_OF[name]}")
+        value = getattr(module, _NAME_IN_MODULE.get(name, name))
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function
@@ -93,18 +121,24 @@ def __dir__() -> list[str]:
 __all__ = (
     "BadRequest",
     "BrokerError",
+    "CallCancelled",
     "CallContext",
     "CallRejected",
     "CallTimeout",
+    "CallbackHandler",
     "Complete",
     "ConfigError",
+    "DeadlineExceeded",
     "Decision",
     "ExecutionFailed",
     "InvalidArguments",
+    "JsonOption",
     "Kernel",
     "Mesh",
+    "NatsOption",
     "Node",
     "PayloadTooLarge",
+    "PrefixOption",
     "Reject",
     "RunNormally",
     "SandboxViolation",
@@ -119,8 +153,21 @@ __all__ = (
     "UsageLimitExceeded",
     "ValidationIssue",
     "__version__",
+    "await_maybe",
+    "cache_key",
+    "cli_error",
+    "cli_stderr",
+    "compile_schema",
+    "connect_nats",
     "hookimpl",
     "hookspec",
+    "json_path",
     "load_settings",
+    "nats_error",
+    "redact_arguments",
+    "redact_issues",
+    "result_from_value",
+    "schema_issues",
     "tool",
+    "tool_error",
 )

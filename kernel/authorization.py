@@ -37,7 +37,6 @@ from toolmesh.contracts import ToolSpec
 
 from .errors import CallRejected, ConfigError, PayloadTooLarge
 from .markers import hookimpl
-from .plugin_manager import await_maybe
 
 if TYPE_CHECKING:
     from .config import Settings
@@ -144,12 +143,7 @@ def _caller_name(identity: str | None) -> str:
 
 async def is_authorized(kernel: Kernel, identity: str | None, spec: ToolSpec, action: Action) -> str | None:
     """``None`` when every ``toolmesh_authorize`` implementation allows or abstains, else the refusing plugin."""
-    for impl in kernel.pipeline_impls("toolmesh_authorize"):
-        available = {"identity": identity, "spec": spec, "action": action, "kernel": kernel}
-        verdict = await await_maybe(impl.function(*[available[name] for name in impl.argnames]))
-        if verdict is False:
-            return impl.plugin_name
-    return None
+    return await kernel.hooks.authorize(identity=identity, spec=spec, action=action)
 
 
 def _check_argument_sizes(spec: ToolSpec, arguments: dict[str, Any], limit: int) -> None:

@@ -23,7 +23,8 @@ from nats.aio.msg import Msg
 
 from toolmesh.contracts import ToolCallback, decode_callback, encode
 
-from .errors import CallTimeout, ExecutionFailed, ToolUnavailable
+from .errors import ExecutionFailed
+from .nats_errors import nats_error
 from .plugin_manager import await_maybe
 
 __all__ = ["CallbackHandler", "NatsCallbackChannel", "serve_callbacks"]
@@ -46,17 +47,15 @@ class NatsCallbackChannel:
     async def notify(self, kind: str, data: dict[str, Any]) -> None:
         try:
             await self.nc.publish(self.subject, encode(ToolCallback(kind=kind, request_id=self.request_id, data=data)))
-        except Exception as exc:  # noqa: BLE001 - a lost notification must not fail the call
-            _log.debug("callback %s lost: %s", kind, exc)
+        except nats.errors.Error as exc:  # a lost notification must not fail the call
+            _log.debug("callback %s lost: %r", kind, exc)
 
     async def ask(self, kind: str, data: dict[str, Any], timeout: float | None) -> Any:
         payload = encode(ToolCallback(kind=kind, request_id=self.request_id, data=data))
         try:
             reply = await self.nc.request(self.subject, payload, timeout=timeout or 60.0)
-        except nats.errors.NoRespondersError:
-            raise ToolUnavailable(f"the caller stopped listening before answering the {kind} request") from None
-        except nats.errors.TimeoutError:
-            raise CallTimeout(f"the caller did not answer the {kind} request in time") from None
+        except nats.errors.Error as exc:  # nothing answers: the caller stopped listening; or it is too slow
+            raise nats_error(exc, self.subject, f"the {kind} request to the caller") from exc
         answer = _reply_decoder.decode(reply.data)
         if "error" in answer:
             raise ExecutionFailed(f"the caller refused the {kind} request: {answer['error']}")
@@ -70,7 +69,8 @@ async def serve_callbacks(nc: NATS, subject: str, handler: CallbackHandler) -> A
         try:
             callback = decode_callback(msg.data)
             answer: dict[str, Any] = {"result": await await_maybe(handler(callback))}
-        except Exception as exc:  # noqa: BLE001 - the tool gets the failure as its answer
+        except Exception as exc:  # noqa: BLE001 - isolation boundary around the caller's handler
+            _log.warning("callback handler for %s failed: %r", subject, exc, exc_info=True)
             answer = {"error": f"{type(exc).__name__}: {exc}"}
         if msg.reply:
             await nc.publish(msg.reply, encode(answer))

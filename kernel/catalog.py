@@ -135,7 +135,7 @@ class CatalogBucket:
                 return None
         except BrokerError:
             raise
-        except Exception as exc:  # noqa: BLE001 - JetStream disabled surfaces as several error types
+        except nats.errors.Error as exc:  # JetStream disabled surfaces as several error types
             raise BrokerError(
                 f"the NATS server has no JetStream, which the catalog needs ({exc}); start nats-server with -js"
             ) from exc
@@ -145,7 +145,8 @@ class CatalogBucket:
         )
         try:
             return cls(await js.create_key_value(config=config), js, bucket, secret)
-        except Exception:  # noqa: BLE001 - another node created it first
+        except nats.errors.Error as exc:  # another node created it first (else opening it fails too)
+            _log.debug("catalog bucket %s not created here: %r", bucket, exc)
             return cls(await js.key_value(bucket), js, bucket, secret)
 
     async def put(self, entry: NodeEntry) -> None:

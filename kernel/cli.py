@@ -1,32 +1,29 @@
-"""The ``toolmesh`` command line (typer + rich); every command has ``--json``."""
+"""The ``toolmesh`` command line (typer + rich); every command has ``--json``.
+
+Start-up is kept short: this module imports typer and nothing heavy; each command
+imports what it needs when it runs (``toolmesh --help`` loads no NATS client,
+OpenTelemetry or plugin implementation). Plugins add their commands as
+:mod:`toolmesh.plugin_commands` describes.
+
+Help texts are shown as written (``rich_markup_mode=None``), so ``#[test]`` or
+``[default: 4222]`` are not taken for Rich markup.
+"""
 
 from __future__ import annotations
 
 import json
-import signal
 import sys
-import time
-from typing import Annotated, Any, Optional
+from functools import cache
+from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
-import msgspec
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-from toolmesh.contracts import ToolEvent, ToolResult, encode
 
-from .authorization import client_identity, visible_tools
-from .cli_options import JsonOption, NatsOption, PrefixOption, error_console, fail
-from .config import Settings, load_settings
-from .errors import ToolmeshError
-from .health import health
-from .logs import configure_logging
-from .mesh import Mesh
-from .nats_auth import redact_url
-from .node import Node
-from .plugin_manager import create_plugin_manager, describe_plugins
-from .telemetry_config import configure_telemetry
+from .cli_options import JsonOption, NatsOption, PrefixOption, fail
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .config import Settings
 
 __all__ = ["app", "main"]
 
@@ -36,18 +33,50 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    # --help is declared on _root: typer converts its own (unset: None) --help of the group with pydantic,
+    # which costs every subcommand ~100 ms of start-up; a bool flag that defaults to False is not converted
+    add_help_option=False,
 )
-out = Console()
-err = error_console
+
+
+@cache
+def _out() -> Console:
+    from rich.console import Console
+
+    return Console()
+
+
+def _err() -> Console:
+    from . import cli_options
+
+    return cli_options.error_console
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
 
 def _run(main: Any, *args: Any) -> Any:
-    try:
-        return anyio.run(main, *args, backend_options={"use_uvloop": True})
-    except ModuleNotFoundError:  # pragma: no cover - uvloop is optional (no wheels on Windows)
-        return anyio.run(main, *args)
+    """Run ``main(*args)`` once on a new event loop: uvloop's when it is installed, asyncio's otherwise.
+
+    Whether uvloop is there is decided before anything runs: a ``ModuleNotFoundError`` raised by the
+    command itself is its own failure, never a reason to run it again.
+    """
+    import importlib.util
+
+    import anyio
+
+    use_uvloop = importlib.util.find_spec("uvloop") is not None  # no uvloop wheels on Windows
+    return anyio.run(main, *args, backend_options={"use_uvloop": use_uvloop})
 
 
 def _settings(**overrides: Any) -> Settings:
+    from .config import load_settings
+    from .errors import ToolmeshError
+
     try:
         return load_settings(overrides)
     except ToolmeshError as exc:
@@ -58,7 +87,13 @@ def _version_callback(value: bool) -> None:
     if value:
         from . import __version__
 
-        out.print(f"toolmesh {__version__}")
+        typer.echo(f"toolmesh {__version__}")
+        raise typer.Exit()
+
+
+def _help_callback(ctx: typer.Context, value: bool) -> None:
+    if value and not ctx.resilient_parsing:
+        typer.echo(ctx.get_help(), color=ctx.color)
         raise typer.Exit()
 
 
@@ -66,6 +101,9 @@ def _version_callback(value: bool) -> None:
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_version_callback, is_eager=True, help="Show the version and exit.")
+    ] = False,
+    show_help: Annotated[
+        bool, typer.Option("--help", callback=_help_callback, is_eager=True, help="Show this message and exit.")
     ] = False,
 ) -> None:
     """toolmesh: serve tools on NATS, call them from anywhere."""
@@ -76,17 +114,28 @@ def _root(
 
 @app.command()
 def up(
-    sources: Annotated[Optional[list[str]], typer.Argument(help="Tool sources: paths, files, module:attr.")] = None,
+    sources: Annotated[list[str] | None, typer.Argument(help="Tool sources: paths, files, module:attr.")] = None,
     nats_url: NatsOption = None,
-    port: Annotated[Optional[int], typer.Option("--port", help="Port of the embedded broker [default: 4222]")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="Port of the embedded broker [default: 4222]")] = None,
     prefix: PrefixOption = None,
-    name: Annotated[Optional[str], typer.Option("--name", help="Node name [default: host-pid-random]")] = None,
-    max_concurrency: Annotated[Optional[int], typer.Option(help="Concurrent calls before 'unavailable'.")] = None,
-    metrics_port: Annotated[Optional[int], typer.Option(help="Serve Prometheus metrics on 127.0.0.1:PORT.")] = None,
-    log_format: Annotated[Optional[str], typer.Option(help="Log format: text or json.")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="Node name [default: host-pid-random]")] = None,
+    max_concurrency: Annotated[int | None, typer.Option(help="Concurrent calls before 'unavailable'.")] = None,
+    metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on 127.0.0.1:PORT.")] = None,
+    log_format: Annotated[str | None, typer.Option(help="Log format: text or json.")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Start a node serving the tools in SOURCES (an embedded NATS broker starts if none is given or running)."""
+    import signal
+    import time
+
+    import anyio
+
+    from .errors import ToolmeshError
+    from .logs import configure_logging
+    from .nats_auth import redact_url
+    from .node import Node
+    from .telemetry_config import configure_telemetry
+
     settings = _settings(
         nats_url=nats_url, port=port, prefix=prefix, node_name=name, max_concurrency=max_concurrency,
         metrics_port=metrics_port, log_format=log_format,
@@ -107,7 +156,7 @@ def up(
         )
 
     def ready(node: Node) -> None:
-        report = {
+        report: dict[str, Any] = {
             "event": "ready",
             "node": node.name,
             "url": redact_url(node.url or ""),  # Credentials in the URL stay off the screen
@@ -121,13 +170,16 @@ def up(
             print(json.dumps(report), flush=True)
             return
         broker = "embedded broker" if node.broker else "broker"
-        err.print(f"[bold green]node {node.name}[/] serving {len(report['tools'])} tools on {broker} {report['url']}"
-                  f" (ready in {report['startup_ms']} ms)", highlight=False)
+        _err().print(
+            f"[bold green]node {node.name}[/] serving {len(report['tools'])} tools on {broker} {report['url']}"
+            f" (ready in {report['startup_ms']} ms)",
+            highlight=False,
+        )
         for tool in report["tools"]:
-            err.print(f"  • {tool}", highlight=False)
+            _err().print(f"  • {tool}", highlight=False)
         for problem in node.problems:
-            err.print(f"[yellow]warning:[/] {problem}", highlight=False)
-        err.print("Ctrl-C drains and stops.", style="dim")
+            _err().print(f"[yellow]warning:[/] {problem}", highlight=False)
+        _err().print("Ctrl-C drains and stops.", style="dim")
 
     node.on_ready = ready
 
@@ -143,7 +195,7 @@ def up(
                         if as_json:
                             print(json.dumps({"event": "draining", "node": node.name}), flush=True)
                         else:
-                            err.print("draining: finishing in-flight calls (Ctrl-C again to abort)…")
+                            _err().print("draining: finishing in-flight calls (Ctrl-C again to abort)…")
                         node.stop()
 
             tg.start_soon(watch_signals)
@@ -158,9 +210,10 @@ def up(
         failures, _ = group.split(ToolmeshError)
         if failures is None:
             raise
-        while isinstance(failures, BaseExceptionGroup):
-            failures = failures.exceptions[0]
-        raise fail(str(failures), 1) from None
+        failure: BaseException = failures
+        while isinstance(failure, BaseExceptionGroup):
+            failure = failure.exceptions[0]
+        raise fail(str(failure), 1) from None
     if as_json:
         print(json.dumps({"event": "stopped", "node": node.name}), flush=True)
 
@@ -171,6 +224,14 @@ def up(
 @app.command()
 def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: JsonOption = False) -> None:
     """List the tools served on the mesh."""
+    import msgspec
+    from rich.table import Table
+
+    from .authorization import client_identity, visible_tools
+    from .catalog import merge_tools
+    from .errors import ToolmeshError
+    from .mesh import Mesh
+
     settings = _settings(nats_url=nats_url, prefix=prefix)
 
     async def fetch() -> list[Any]:
@@ -181,8 +242,6 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
         entries = _run(fetch)
     except ToolmeshError as exc:
         raise fail(str(exc)) from None
-    from .catalog import merge_tools
-
     merged = merge_tools(entries)
     # Hide what this client's identity may not use (advisory, see toolmesh.authorization)
     shown = {spec.name for spec in visible_tools(settings, client_identity(settings), [s for s, _ in merged.values()])}
@@ -194,16 +253,16 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
         print(json.dumps(listing, indent=2))
         return
     if not merged:
-        err.print("no tools are served on this mesh (start a node with 'toolmesh up PATH')")
+        _err().print("no tools are served on this mesh (start a node with 'toolmesh up PATH')")
         return
     table = Table("tool", "description", "source", "nodes", box=None, header_style="bold")
     for name in sorted(merged):
         spec, nodes = merged[name]
-        description = escape((spec.description or "").split("\n")[0][:70])
+        description = _escape((spec.description or "").split("\n")[0][:70])
         if not spec.available:
-            description = f"[yellow]unavailable:[/] {escape(spec.unavailable_reason or 'no reason given')}"
-        table.add_row(escape(name), description, spec.source, str(len(nodes)))
-    out.print(table)
+            description = f"[yellow]unavailable:[/] {_escape(spec.unavailable_reason or 'no reason given')}"
+        table.add_row(_escape(name), description, spec.source, str(len(nodes)))
+    _out().print(table)
 
 
 # ------------------------------------------------------------------ call
@@ -224,20 +283,26 @@ def _parse_assignment(text: str) -> tuple[str, Any]:
 @app.command()
 def call(
     name: Annotated[str, typer.Argument(help="Tool name.")],
-    arguments: Annotated[Optional[str], typer.Argument(help="Arguments as a JSON object.")] = None,
+    arguments: Annotated[str | None, typer.Argument(help="Arguments as a JSON object.")] = None,
     arg: Annotated[
-        Optional[list[str]], typer.Option("-a", "--arg", help="One argument as key=value (value parsed as JSON if it can be).")
+        list[str] | None, typer.Option("-a", "--arg", help="One argument as key=value (value parsed as JSON if it can be).")
     ] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Seconds to wait for the result.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds to wait for the result.")] = None,
     durable: Annotated[
         bool, typer.Option("--durable", help="Through the JetStream work queue: survives node failure, runs once per --id.")
     ] = False,
-    request_id: Annotated[Optional[str], typer.Option("--id", help="Request id (idempotency key of --durable calls).")] = None,
+    request_id: Annotated[str | None, typer.Option("--id", help="Request id (idempotency key of --durable calls).")] = None,
     nats_url: NatsOption = None,
     prefix: PrefixOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Call a tool and print its result; exits 1 on a tool error."""
+    from toolmesh.contracts import ToolResult, encode
+
+    from .errors import ToolmeshError
+    from .mesh import Mesh
+    from .telemetry_config import configure_telemetry
+
     settings = _settings(nats_url=nats_url, prefix=prefix)
     payload: dict[str, Any] = {}
     if arguments:
@@ -264,11 +329,11 @@ def call(
     if as_json:
         print(encode(result).decode())
     elif result.is_error and result.error is not None:
-        err.print(f"[bold red]{result.error.code.value}:[/] {escape(result.error.message)}", highlight=False)
+        _err().print(f"[bold red]{result.error.code.value}:[/] {_escape(result.error.message)}", highlight=False)
     elif result.structured_content is not None and not isinstance(result.structured_content, str):
-        out.print_json(data=result.structured_content)
+        _out().print_json(data=result.structured_content)
     else:
-        out.print(result.text, highlight=False, markup=False)
+        _out().print(result.text, highlight=False, markup=False)
     if result.is_error:
         raise typer.Exit(1)
 
@@ -281,24 +346,31 @@ def _announce_watching(settings: Settings, as_json: bool) -> None:
     if as_json:
         print(json.dumps({"event": "subscribed"}), flush=True)
     else:
-        err.print(f"watching tool events under {escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
+        _err().print(f"watching tool events under {_escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
 
 
 @app.command()
 def events(
-    tool: Annotated[Optional[str], typer.Option("--tool", help="Only events of this tool.")] = None,
+    tool: Annotated[str | None, typer.Option("--tool", help="Only events of this tool.")] = None,
     kind: Annotated[str, typer.Option("--kind", help="Only events of this kind (started, finished, failed, …).")] = "*",
-    count: Annotated[Optional[int], typer.Option("--count", "-n", help="Stop after this many events.")] = None,
+    count: Annotated[int | None, typer.Option("--count", "-n", help="Stop after this many events.")] = None,
     nats_url: NatsOption = None,
     prefix: PrefixOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """Print tool events as nodes publish them (Ctrl-C to stop)."""
+    import time
+
+    import anyio
+    from toolmesh.contracts import ToolEvent, encode
+
+    from .errors import ToolmeshError
+    from .event_feed import subscribe_events
+    from .mesh import Mesh
+
     settings = _settings(nats_url=nats_url, prefix=prefix)
 
     async def follow() -> None:
-        from .event_feed import subscribe_events
-
         async with Mesh(settings=settings) as mesh:
             seen = 0
             enough = anyio.Event()
@@ -312,10 +384,10 @@ def events(
                 else:
                     took = f" {event.duration_ms:.1f} ms" if event.duration_ms is not None else ""
                     code = f" {event.error_code.value}" if event.error_code else ""
-                    node = escape(f"[{event.node or '?'}]")  # unescaped, rich takes it for a style tag
-                    out.print(
+                    node = _escape(f"[{event.node or '?'}]")  # unescaped, rich takes it for a style tag
+                    _out().print(
                         f"{time.strftime('%H:%M:%S', time.localtime(event.timestamp))} {event.kind:<9}"
-                        f" {escape(event.tool)} {node}{took}{code}",
+                        f" {_escape(event.tool)} {node}{took}{code}",
                         highlight=False,
                     )
                 seen += 1
@@ -339,28 +411,30 @@ def events(
 
 @app.command()
 def top(
-    duration: Annotated[Optional[float], typer.Option(help="Stop after this many seconds.")] = None,
+    duration: Annotated[float | None, typer.Option(help="Stop after this many seconds.")] = None,
     nats_url: NatsOption = None,
     prefix: PrefixOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """A live view of tools and nodes: calls/s, p50/p99, errors, cache hit rate (from tool events)."""
+    import anyio
     from rich.live import Live
 
+    from .errors import ToolmeshError
+    from .event_feed import subscribe_events
+    from .mesh import Mesh
     from .top import TopModel, render_top
 
     settings = _settings(nats_url=nats_url, prefix=prefix)
     model = TopModel()
 
     async def watch() -> None:
-        from .event_feed import subscribe_events
-
         async with Mesh(settings=settings) as mesh:
             await subscribe_events(mesh, model.add)
             _announce_watching(settings, as_json)
             # Redrawn on the event loop (the model is not thread-safe), as of each redraw so
             # rates fall to zero when calls stop
-            with Live(render_top(model), console=out, auto_refresh=False, transient=as_json) as live:
+            with Live(render_top(model), console=_out(), auto_refresh=False, transient=as_json) as live:
                 with anyio.move_on_after(duration):
                     while True:
                         live.update(render_top(model), refresh=True)
@@ -407,7 +481,7 @@ def bench(
     except FileNotFoundError as exc:
         raise fail(str(exc)) from None
     runs = []
-    with Progress(console=err, transient=as_json) as progress:
+    with Progress(console=_err(), transient=as_json) as progress:
         tasks = {name: progress.add_task(name, total=total) for name, total in steps(quick).items()}
         results = _run(lambda: run_suite(quick=quick, progress=lambda name, amount: progress.advance(tasks[name], amount)))
         for script in scripts:
@@ -425,7 +499,7 @@ def bench(
                           "scripts": [{"script": run.script.name, "returncode": run.returncode,
                                        "seconds": round(run.seconds, 1)} for run in runs]}))
     else:
-        err.print(f"report written to {path}")
+        _err().print(f"report written to {path}")
     if failed:
         raise fail(f"bench script(s) failed: {', '.join(failed)}; their output is in {path}", 1)
 
@@ -436,6 +510,11 @@ def bench(
 @app.command()
 def plugins(as_json: JsonOption = False) -> None:
     """List the loaded plugins and the hooks each implements."""
+    from rich.table import Table
+
+    from .errors import ToolmeshError
+    from .plugin_manager import create_plugin_manager, describe_plugins
+
     try:
         infos = describe_plugins(create_plugin_manager())
     except ToolmeshError as exc:
@@ -447,17 +526,34 @@ def plugins(as_json: JsonOption = False) -> None:
     for info in infos:
         dist = f"{info.distribution} {info.version}" if info.distribution else "built-in"
         table.add_row(info.name, dist, ", ".join(hook.removeprefix("toolmesh_") for hook in info.hooks))
-    out.print(table)
+    _out().print(table)
 
 
-app.command("health")(health)  # probes for containers (toolmesh.health)
+@app.command("health")
+def health(
+    node: Annotated[str | None, typer.Option("--node", help="Node name [default: TOOLMESH_NODE_NAME]")] = None,
+    live: Annotated[
+        bool,
+        typer.Option("--live", help="Liveness: fail if the node does not answer (or the embedded broker is gone)."),
+    ] = False,
+    nats_url: NatsOption = None,
+    prefix: PrefixOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Check that a node answers (and, without --live, is in the catalog and not draining); for probes."""
+    from .health import health as check_health  # probes for containers (toolmesh.health)
+
+    check_health(node=node, live=live, nats_url=nats_url, prefix=prefix, as_json=as_json)
+
+
+# ------------------------------------------------------------------ plugin commands
 
 
 def _names_a_kernel_command(argv: list[str]) -> bool:
     """True when ``argv`` runs a command of the kernel itself (or ``--version``).
 
-    Then the plugins' commands are not needed, and importing every plugin only to
-    add them would cost each ``toolmesh call`` a large part of its start-up.
+    Then the plugins' commands are not needed, and looking them up would only add to
+    the start-up of each ``toolmesh call``.
     """
     if argv[:1] == ["--version"]:
         return True
@@ -467,11 +563,17 @@ def _names_a_kernel_command(argv: list[str]) -> bool:
 
 def main() -> None:
     """Entry point of the ``toolmesh`` script: adds plugin commands (unless a kernel command runs), then runs."""
-    if not _names_a_kernel_command(sys.argv[1:]):
+    argv = sys.argv[1:]
+    if not _names_a_kernel_command(argv):
+        from .plugin_commands import add_plugin_commands
+
         try:
-            pm = create_plugin_manager()
-            pm.hook.toolmesh_cli(app=app)
-        except ToolmeshError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False)
+            add_plugin_commands(app, argv)
+        except Exception as exc:  # a ToolmeshError is reported; anything else is a bug and raises
+            from .errors import ToolmeshError  # imported here: loading it costs every command's start-up
+
+            if not isinstance(exc, ToolmeshError):
+                raise
+            _err().print(f"[bold red]error:[/] {_escape(str(exc))}", highlight=False)
             sys.exit(2)
     app()

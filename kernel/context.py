@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from toolmesh.contracts import Caller, ErrorCode, ToolError, ToolRequest, ToolResult
 
-from .errors import ToolUnavailable
+from .errors import ToolUnavailable, tool_error
 
 if TYPE_CHECKING:
     from .kernel import Kernel
@@ -208,4 +208,4 @@ class CallContext:
 
 
 def _nested_failure(tool: str, code: ErrorCode, message: str) -> ToolResult:
-    return ToolResult.failure("", tool, ToolError(code=code, message=message, retryable=code is ErrorCode.TIMEOUT))
+    return ToolResult.failure("", tool, tool_error(code, message))

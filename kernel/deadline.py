@@ -21,13 +21,11 @@ from typing import TypeVar
 
 import anyio
 
+from .errors import DeadlineExceeded
+
 __all__ = ["DeadlineExceeded", "DeadlineWatch", "within_deadline"]
 
 T = TypeVar("T")
-
-
-class DeadlineExceeded(Exception):
-    """The deadline passed before the step finished (the step was cancelled)."""
 
 
 class _Entry:

@@ -66,7 +66,7 @@ from .durable_results import (
     wait_for_result,
 )
 from .durable_storage import MAX_ACK_PENDING, ensure_consumer, ensure_durable_storage
-from .errors import CallRejected
+from .errors import BrokerError, CallRejected, ToolmeshError
 from .identity import IDENTITY_HEADER, SIGNATURE_HEADER, sign_request
 from .markers import hookimpl
 
@@ -116,7 +116,10 @@ _BROKER_TROUBLE = (
     ServiceUnavailableError,
     TimeoutError,  # nats.errors.TimeoutError and asyncio's included
     ConnectionError,
+    BrokerError,  # the same troubles, met through toolmesh.nats_errors
 )
+_UNPARSABLE_ACK = (nats.errors.Error, ValueError, IndexError, OverflowError, OSError)
+"""What nats.py's ``Msg.metadata`` raises for an ack subject it cannot parse (not JetStream's, or mangled)."""
 _SHOWN = 200  # characters of a foreign value or error message quoted in a log line
 _log = logging.getLogger("toolmesh.durable")
 
@@ -129,7 +132,8 @@ def is_durable_delivery(msg: Msg) -> bool:
 def _first_delivery(msg: Msg) -> bool:
     try:
         return msg.metadata.num_delivered == 1
-    except Exception:  # noqa: BLE001 - an unparsable ack subject: take the safe path
+    except _UNPARSABLE_ACK as exc:  # take the safe path: look the id up
+        _log.debug("delivery count not readable from %r: %r", msg.reply, exc)
         return False
 
 
@@ -142,7 +146,7 @@ def _describe(msg: Msg) -> str:
     """A durable message for a log line: stream sequence, subject and ``Nats-Msg-Id``."""
     try:
         sequence: object = msg.metadata.sequence.stream
-    except Exception:  # noqa: BLE001 - not parsable from the ack subject: leave it out
+    except _UNPARSABLE_ACK:  # not parsable from the ack subject: the log line leaves it out
         sequence = "?"
     return f"#{sequence} on {msg.subject} (Nats-Msg-Id {_shown((msg.headers or {}).get(MSG_ID_HEADER, ''))})"
 
@@ -223,8 +227,8 @@ class DurableWorker:
         """Give a delivery back for later (this node is at a limit): JetStream redelivers after ``delay``."""
         try:
             await msg.nak(delay=delay)
-        except Exception as exc:  # noqa: BLE001 - the ack wait redelivers it anyway
-            _log.debug("nak failed: %s", exc)
+        except nats.errors.Error as exc:  # the ack wait redelivers it anyway
+            _log.debug("nak failed: %r", exc)
 
     def wants(self, request: ToolRequest) -> bool:
         """True when a fast-path request must take the durable path (asked for, or the tool says so)."""
@@ -252,11 +256,11 @@ class DurableWorker:
             if msg.reply:
                 headers[REPLY_HEADER] = msg.reply
             ack = await self.js.publish(subject, msg.data, headers=headers)
-        except Exception as exc:  # noqa: BLE001 - the caller hears why at once
+        except (nats.errors.Error, ToolmeshError) as exc:  # the caller hears why at once
+            _log.warning("could not enqueue durable call %s: %r", _shown(request.id), exc)
             await self._reply(msg.reply, self.node._failure(
                 request.id, request.tool, ErrorCode.UNAVAILABLE,
                 f"could not enqueue durable call {request.id!r} ({type(exc).__name__}: {exc}); retry it",
-                retryable=True,
             ))
             return
         if ack.duplicate and msg.reply:
@@ -277,7 +281,7 @@ class DurableWorker:
         if spec is None:
             return self.node._failure(
                 request.id, request.tool, ErrorCode.UNAVAILABLE,
-                f"this node no longer serves {request.tool!r}; call again with the same id", retryable=True,
+                f"this node no longer serves {request.tool!r}; call again with the same id",
             )
         try:
             await check_call_allowed(self.node.kernel, identity, spec)
@@ -354,8 +358,8 @@ class DurableWorker:
                 await anyio.sleep(period)
                 try:
                     await delivery.msg.in_progress()
-                except Exception as exc:  # noqa: BLE001 - connection trouble: the ack wait decides
-                    _log.debug("in-progress ack failed: %s", exc)
+                except nats.errors.Error as exc:  # connection trouble: the ack wait decides
+                    _log.debug("in-progress ack failed: %r", exc)
         finally:
             # a call that never finished (cancelled) must not make later redeliveries look busy
             if self._active.get(delivery.request_id) is delivery:
@@ -407,8 +411,8 @@ class DurableWorker:
                 )
                 await self.kv.put(result_key(delivery.request_id), encode(StoredEntry(call=delivery.binding,
                                                                                       result=failure)))
-        except Exception as exc:  # noqa: BLE001 - not stored: the caller of finish hands the call back
-            _log.error("could not store the result of durable call %s: %s; it will be redelivered",
+        except (nats.errors.Error, msgspec.EncodeError) as exc:  # not stored: the caller hands the call back
+            _log.error("could not store the result of durable call %s: %r; it will be redelivered",
                        _shown(delivery.request_id), exc)
             return False
         return True
@@ -455,7 +459,8 @@ class DurableWorker:
                 tool = request.tool or self.settings.subjects.tool_from_request(msg.subject)
                 claimed = (msg.headers or {}).get(IDENTITY_HEADER)
                 binding = CallBinding(tool=tool, arguments=arguments_digest(request.arguments), identity=claimed)
-            except Exception:  # noqa: BLE001 - the body tells nothing: store a tombstone
+            except ValueError as exc:  # msgspec's decode errors too: the body tells nothing, keep a tombstone
+                _log.debug("removed durable message %s has no readable call: %r", _shown(msg_id), exc)
                 binding = None
         key, value = result_key(msg_id), encode(StoredEntry(call=binding, result=result))
         try:
@@ -467,21 +472,21 @@ class DurableWorker:
             existing = decode_entry(current.value) if current.value else UNREADABLE
             if binding is not None and existing.result is None and existing.belongs_to(binding):
                 await self.kv.update(key, value, last=current.revision)
-        except Exception as exc:  # noqa: BLE001 - written meanwhile, or the store is away
-            _log.debug("no entry kept for removed durable message %s: %s", _shown(msg_id), exc)
+        except nats.errors.Error as exc:  # written meanwhile, or the store is away
+            _log.debug("no entry kept for removed durable message %s: %r", _shown(msg_id), exc)
 
     async def _settle(self, msg: Msg, how: str) -> None:
         try:
             await (msg.ack() if how == "ack" else msg.term())
-        except Exception as exc:  # noqa: BLE001 - connection trouble: the ack wait redelivers, then it settles
-            _log.debug("%s of a durable message failed: %s", how, exc)
+        except nats.errors.Error as exc:  # connection trouble: the ack wait redelivers, then it settles
+            _log.debug("%s of a durable message failed: %r", how, exc)
 
     async def _reply(self, subject: str | None, result: ToolResult) -> None:
         if subject:
             try:
                 await self.nc.publish(subject, encode(result))
-            except Exception as exc:  # noqa: BLE001 - the result is stored; the caller can fetch it
-                _log.debug("could not send durable result to %s: %s", subject, exc)
+            except nats.errors.Error as exc:  # the result is stored; the caller can fetch it
+                _log.debug("could not send durable result to %s: %r", subject, exc)
 
 
 def _reason(result: ToolResult) -> str:

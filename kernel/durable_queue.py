@@ -9,11 +9,13 @@ answered ``bad_request`` (:mod:`toolmesh.durable_results`).
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
 import anyio
 import msgspec
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.js.kv import KeyValue
@@ -24,10 +26,12 @@ from .config import Settings
 from .durable import MSG_ID_HEADER, REPLY_HEADER
 from .durable_results import UNREADABLE, CallBinding, arguments_digest, id_taken, read_entry, wait_for_result
 from .durable_storage import ensure_consumer, ensure_durable_storage
-from .errors import BrokerError
+from .errors import BrokerError, tool_error
 from .identity import IDENTITY_HEADER
 
 __all__ = ["DurableQueue"]
+
+_log = logging.getLogger("toolmesh.durable")
 
 _LAST_LOOK = 0.25  # seconds a caller whose wait is over still gives the results bucket
 _nuid = NUID()
@@ -75,7 +79,7 @@ class DurableQueue:
             kv = await self._prepare(request.tool)
         except BrokerError as exc:
             return ToolResult.failure(
-                request.id, request.tool, ToolError(code=ErrorCode.UNAVAILABLE, message=str(exc), retryable=True)
+                request.id, request.tool, exc.to_tool_error()
             )
         # The identity the node will verify is the one signed in the headers (none: anonymous).
         binding = CallBinding.of(request, (headers or {}).get(IDENTITY_HEADER))
@@ -92,15 +96,15 @@ class DurableQueue:
                     self.settings.subjects.durable(request.tool), payload, headers=headers,
                     timeout=min(max(deadline - time.monotonic(), 0.02), 5.0),
                 )
-            except Exception as exc:  # noqa: BLE001 - unconfirmed: a retry with the same id is safe
+            except nats.errors.Error as exc:  # unconfirmed: a retry with the same id is safe
+                _log.warning("durable call %s not confirmed: %r", request.id, exc)
                 return ToolResult.failure(
                     request.id,
                     request.tool,
-                    ToolError(
-                        code=ErrorCode.UNAVAILABLE,
-                        message=f"the durable queue did not confirm call {request.id!r} ({type(exc).__name__}: {exc});"
-                        " retry with the same id (a stored copy is not run twice)",
-                        retryable=True,
+                    tool_error(
+                        ErrorCode.UNAVAILABLE,
+                        f"the durable queue did not confirm call {request.id!r}"
+                        f" ({type(exc).__name__}: {exc}); retry with the same id (a stored copy is not run twice)",
                     ),
                 )
             if ack.duplicate:

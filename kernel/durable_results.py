@@ -25,9 +25,12 @@ from typing import Any, Final
 
 import anyio
 import msgspec
+import nats.errors
 from nats.js.errors import KeyNotFoundError, NotFoundError
 from nats.js.kv import KeyValue
 from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult
+
+from .errors import tool_error
 
 __all__ = [
     "UNREADABLE",
@@ -143,13 +146,10 @@ def not_finished(request: ToolRequest, wait: float, entry: StoredEntry | None, r
     return ToolResult.failure(
         request.id,
         request.tool,
-        ToolError(
-            code=ErrorCode.TIMEOUT,
-            message=(
-                f"no result for durable call {request.id!r} of {request.tool!r} within {wait:g}s; {where}:"
-                " call again with the same id to get its result"
-            ),
-            retryable=True,
+        tool_error(
+            ErrorCode.TIMEOUT,
+            f"no result for durable call {request.id!r} of {request.tool!r} within {wait:g}s; {where}:"
+            " call again with the same id to get its result",
             details={"durable": True, "request_id": request.id},
         ),
     )
@@ -166,8 +166,8 @@ async def _read_within(kv: KeyValue, request_id: str, limit: float) -> tuple[boo
     with anyio.move_on_after(limit):
         try:
             return True, await read_entry(kv, request_id)
-        except Exception as exc:  # noqa: BLE001 - unreadable for now: the caller asks again with the same id
-            _log.debug("results bucket not readable for %s: %s", request_id, exc)
+        except nats.errors.Error as exc:  # unreadable for now: the caller asks again with the same id
+            _log.debug("results bucket not readable for %s: %r", request_id, exc)
     return False, None
 
 

@@ -5,6 +5,9 @@ Created on first use by whichever node or client needs them (see :mod:`toolmesh.
 
 from __future__ import annotations
 
+import logging
+
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import AckPolicy, ConsumerConfig, KeyValueConfig, RetentionPolicy, StorageType, StreamConfig
 from nats.js.errors import BucketNotFoundError, NotFoundError
@@ -15,6 +18,8 @@ from .config import Settings
 from .errors import BrokerError
 
 __all__ = ["MAX_ACK_PENDING", "consumer_name", "ensure_consumer", "ensure_durable_storage"]
+
+_log = logging.getLogger("toolmesh.durable")
 
 MAX_ACK_PENDING = 1024
 """Durable calls of one tool handed out and not yet acked, across all nodes: bounds node memory."""
@@ -56,11 +61,10 @@ async def ensure_durable_storage(js: JetStreamContext, settings: Settings) -> Ke
             )
             try:
                 return await js.create_key_value(config=config)
-            except Exception:  # noqa: BLE001 - another node created it first
+            except nats.errors.Error as exc:  # another node created it first (else opening it fails too)
+                _log.debug("results bucket %s not created here: %r", subjects.results_bucket, exc)
                 return await js.key_value(subjects.results_bucket)
-    except BrokerError:
-        raise
-    except Exception as exc:
+    except nats.errors.Error as exc:
         raise BrokerError(
             f"cannot set up durable calls on stream {subjects.durable_stream!r} ({type(exc).__name__}: {exc});"
             " durable calls need JetStream (nats-server -js) and permission to use it"
@@ -96,7 +100,7 @@ async def ensure_consumer(js: JetStreamContext, settings: Settings, tool: str) -
     )
     try:
         await js.add_consumer(subjects.durable_stream, config=config)
-    except Exception as exc:  # noqa: BLE001 - a concurrent creator may have won; check it exists
+    except nats.errors.Error as exc:  # a concurrent creator may have won; check it exists
         try:
             await js.consumer_info(subjects.durable_stream, name)
         except NotFoundError:

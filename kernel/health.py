@@ -27,8 +27,9 @@ from nats.micro.service import ServiceVerb, control_subject
 
 from .cli_options import JsonOption, NatsOption, PrefixOption, error_console, fail
 from .config import load_settings
-from .errors import BrokerError, ToolmeshError
+from .errors import BrokerError, CallTimeout, ToolmeshError, ToolUnavailable
 from .mesh import Mesh
+from .nats_errors import nats_error
 from .service_protocol import SERVICE_NAME
 
 __all__ = ["check_node", "health"]
@@ -41,11 +42,14 @@ async def check_node(mesh: Mesh, node: str, *, timeout: float = PING_TIMEOUT) ->
     """Ping ``node`` and look it up in the catalog; returns ``answered``, ``in_catalog``, ``draining``, ``tools``."""
     facts: dict[str, Any] = {"node": node, "answered": False, "in_catalog": False, "draining": None, "tools": 0}
     assert mesh.nc is not None
+    subject = control_subject(ServiceVerb.PING, SERVICE_NAME, node)
     try:
-        await mesh.nc.request(control_subject(ServiceVerb.PING, SERVICE_NAME, node), b"", timeout=timeout)
+        await mesh.nc.request(subject, b"", timeout=timeout)
         facts["answered"] = True
-    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-        pass
+    except nats.errors.Error as exc:
+        error = nats_error(exc, subject, f"the ping of node {node!r}")
+        if not isinstance(error, (ToolUnavailable, CallTimeout)):  # silence is an answer, the rest fails
+            raise error from exc
     for entry in await mesh.nodes():
         if entry.node == node:
             facts.update(in_catalog=True, draining=entry.draining, tools=len(entry.tools))

@@ -9,16 +9,35 @@ implementation always returns a coroutine and therefore always wins.  Decide
 ownership synchronously (``if spec.source != "mine": return None``) and return
 a coroutine only for what you own.
 
-Pipeline hooks (``toolmesh_tool_spec``, ``toolmesh_before_call``) run in
-registration order, each seeing the previous one's output.
+Ordering — one rule for every hook, the kernel's promise: implementations
+marked ``tryfirst`` run first, then the unmarked ones in registration order
+(the default plugins, then entry points, then plugins given in code, then
+``Kernel.register_plugin``), then those marked ``trylast``; each group in
+registration order.  (pluggy's own ``pm.hook.<name>(...)`` calls the newest
+registration first; the kernel calls every hook through
+``Kernel.hooks`` — ``toolmesh.hook_calls`` — and so in this order.)  Hence:
+pipeline hooks (``toolmesh_tool_spec``, ``toolmesh_before_call``) thread
+their output from the first registered to the last; a ``firstresult`` hook
+asks the first registered first (the built-in in-process cache marks its
+``toolmesh_cache_key`` / ``toolmesh_cache_get`` ``trylast`` so that any
+installed plugin overrides it); collected results come in plugin order, and
+an implementation's awaitable is awaited before the next one is called.
+pluggy wrappers (``wrapper=True``, ``hookwrapper=True``) are refused at
+registration.
+
+Duplicate tools — decided by the kernel alone: when several tools share a
+name, the first one discovered (plugins in the order above, each plugin's
+tools in the order it returned them) is registered and every other is
+reported as a problem naming both providers.  ``toolmesh_execute_tool``
+receives the chosen spec, and ``kernel.implementation_of(spec.name)`` returns
+what its plugin paired with it in ``toolmesh_discover_tools``, so a plugin
+never resolves a name itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
-
-
 
 from .markers import hookspec
 
@@ -39,7 +58,7 @@ if TYPE_CHECKING:
 @hookspec
 def toolmesh_discover_tools(
     kernel: Kernel, sources: list[str]
-) -> list[ToolSpec] | Awaitable[list[ToolSpec]] | None:
+) -> list[ToolSpec | tuple[ToolSpec, Any]] | Awaitable[list[ToolSpec | tuple[ToolSpec, Any]]] | None:
     """Return the tools this plugin provides; the results of all plugins are merged.
 
     :param kernel: the kernel asking (its ``settings`` hold node configuration).
@@ -48,7 +67,12 @@ def toolmesh_discover_tools(
         ignore the rest; a source no plugin takes is reported to the user.
 
     Each spec's ``source`` must name your plugin so that
-    ``toolmesh_execute_tool`` can find its owner.  Return ``None`` for none.
+    ``toolmesh_execute_tool`` can find its owner.  An item may be a
+    ``(spec, implementation)`` pair: when the kernel chooses that spec,
+    ``context.kernel.implementation_of(spec.name)`` returns ``implementation``
+    to your ``toolmesh_execute_tool``, so you never look a tool up by name.
+    Return ``None`` for none.  Of several tools with one name the kernel keeps
+    the first (see the module docstring) and reports the others.
     """
 
 
@@ -168,6 +192,10 @@ def toolmesh_authorize(
 @hookspec(firstresult=True)
 def toolmesh_execute_tool(spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> Any:
     """Execute a tool this plugin owns and return its value (usually an awaitable).
+
+    :param spec: the spec the kernel chose for the called name;
+        ``context.kernel.implementation_of(spec.name)`` is what your
+        ``toolmesh_discover_tools`` paired with it (``None`` for a bare spec).
 
     Stops at the first non-None result, so return ``None`` synchronously
     unless ``spec.source`` is yours.  The value may be a ``ToolResult``, a list

@@ -1,9 +1,8 @@
-"""``Kernel``: the plugin manager, the local tool registry and a typed facade over the hooks."""
+"""``Kernel``: the plugin manager, the local tools (same-named tools resolved here) and the call entry."""
 
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
@@ -11,14 +10,14 @@ from typing import Any
 import anyio
 import msgspec
 import pluggy
-
 from toolmesh.contracts import ToolEvent, ToolRequest, ToolResult, ToolSpec, is_valid_tool_name
 
 from .config import Settings
 from .context import CallbackChannel, CallContext, NestedCall, NestedSend
 from .errors import ToolDefinitionError
+from .hook_calls import HookCalls, ProvidedTool
 from .pipeline import call_pipeline
-from .plugin_manager import TRACE_ENV, await_maybe, create_plugin_manager, ordered_impls
+from .plugin_manager import await_maybe, create_plugin_manager
 from .suggestions import close_names
 from .validation import compile_schema
 
@@ -47,17 +46,15 @@ class Kernel:
     ) -> None:
         self.settings = settings or Settings()
         self.pm: pluggy.PluginManager = create_plugin_manager(plugins, load_entrypoints=load_entrypoints)
-        self.hook = self.pm.hook
         self.node = node or self.settings.node_name
         self.plugin_state: dict[str, Any] = {}
         """Per-kernel state of plugins, keyed by plugin name (plugins are often shared modules)."""
         self.sources: list[Any] = []
+        self.hooks = HookCalls(self.pm, self)
+        """The one way to call hooks: typed methods, one order (see ``toolmesh.hook_calls``)."""
         self._tools: dict[str, ToolSpec] = {}
+        self._implementations: dict[str, Any] = {}
         self._event_sinks: list[EventSink] = []
-        self._pipeline_impls: dict[str, list[pluggy.HookImpl]] = {}
-        self._call_order: dict[str, list[pluggy.HookImpl] | None] = {}
-        # Hook-call tracing works through pluggy's own dispatch; only bypass it when off.
-        self._direct_calls = os.environ.get(TRACE_ENV, "") in ("", "0")
         self._refreshing = anyio.Lock()
 
     # -------------------------------------------------------------- plugins
@@ -66,51 +63,7 @@ class Kernel:
         """Register one more plugin after construction."""
         self.pm.register(plugin, name=name)
         self.pm.check_pending()
-        self._pipeline_impls.clear()
-        self._call_order.clear()
-
-    def pipeline_impls(self, hook_name: str) -> list[pluggy.HookImpl]:
-        """Implementations of a pipeline hook in the order they run (cached)."""
-        impls = self._pipeline_impls.get(hook_name)
-        if impls is None:
-            impls = self._pipeline_impls[hook_name] = ordered_impls(getattr(self.hook, hook_name))
-        return impls
-
-    def _direct(self, hook_name: str) -> list[pluggy.HookImpl] | None:
-        # pluggy's call order (newest first, tryfirst/trylast honoured); None where
-        # pluggy must dispatch itself (wrappers, or hook tracing on).
-        if hook_name not in self._call_order:
-            impls = getattr(self.hook, hook_name).get_hookimpls()
-            plain = self._direct_calls and not any(impl.hookwrapper or impl.wrapper for impl in impls)
-            self._call_order[hook_name] = list(reversed(impls)) if plain else None
-        return self._call_order[hook_name]
-
-    def call_all(self, hook_name: str, **kwargs: Any) -> list[Any]:
-        """Call every implementation of a hook, like ``pm.hook.<name>(**kwargs)`` but cheaper on the hot path."""
-        impls = self._direct(hook_name)
-        if impls is None:
-            return getattr(self.hook, hook_name)(**kwargs)
-        results = []
-        for impl in impls:
-            value = impl.function(*[kwargs[name] for name in impl.argnames])
-            if value is not None:
-                results.append(value)
-        return results
-
-    def call_first(self, hook_name: str, **kwargs: Any) -> Any:
-        """The first non-None result of a ``firstresult`` hook, in pluggy's order."""
-        impls = self._direct(hook_name)
-        if impls is None:
-            return getattr(self.hook, hook_name)(**kwargs)
-        for impl in impls:
-            value = impl.function(*[kwargs[name] for name in impl.argnames])
-            if value is not None:
-                return value
-        return None
-
-    def has_impls(self, hook_name: str) -> bool:
-        """True when at least one plugin implements ``hook_name``."""
-        return bool(self.pipeline_impls(hook_name))
+        self.hooks.plugins_changed()
 
     # -------------------------------------------------------------- tools
 
@@ -127,11 +80,12 @@ class Kernel:
         """Up to three names close to ``name`` (from ``candidates`` or the local tools)."""
         return close_names(name, self._tools if candidates is None else candidates)
 
+    def implementation_of(self, name: str) -> Any:
+        """What the plugin providing the local tool ``name`` paired with its spec (``None``: a bare spec)."""
+        return self._implementations.get(name)
+
     def _prepare(self, spec: ToolSpec) -> ToolSpec:
-        for impl in self.pipeline_impls("toolmesh_tool_spec"):
-            adjusted = impl.function(*[{"spec": spec, "kernel": self}[arg] for arg in impl.argnames])
-            if adjusted is not None:
-                spec = adjusted
+        spec = self.hooks.adjust_spec(spec=spec)
         if not is_valid_tool_name(spec.name):
             raise ToolDefinitionError(
                 f"tool name {spec.name!r} (from plugin {spec.source!r}) is not valid:"
@@ -145,33 +99,46 @@ class Kernel:
                     raise ToolDefinitionError(f"tool {spec.name!r} has an invalid {label}: {exc}") from exc
         return spec
 
-    def set_tools(self, specs: Iterable[ToolSpec]) -> list[str]:
-        """Replace the local tool set; returns problems (duplicates, invalid specs) as messages."""
-        tools: dict[str, ToolSpec] = {}
+    def set_tools(self, specs: Iterable[ToolSpec | ProvidedTool]) -> list[str]:
+        """Replace the local tool set; returns problems (duplicates, invalid specs) as messages.
+
+        The duplicate rule, decided here and nowhere else: of several tools with one
+        name (after ``toolmesh_tool_spec``), the first offered wins — plugins in hook
+        order (see ``toolmesh.hookspecs``), each plugin's tools in the order it returned
+        them.  Every other one is reported with both providers named; the winner's
+        spec and implementation are what ``toolmesh_execute_tool`` receives.
+        """
+        chosen: dict[str, ProvidedTool] = {}
         problems = []
-        for spec in specs:
+        for offered in specs:
+            if isinstance(offered, ToolSpec):
+                offered = ProvidedTool(offered, None, None)
             try:
-                spec = self._prepare(spec)
+                offered = offered._replace(spec=self._prepare(offered.spec))
             except ToolDefinitionError as exc:
                 problems.append(str(exc))
                 continue
-            if spec.name in tools:
+            name = offered.spec.name
+            kept = chosen.get(name)
+            if kept is not None:
                 problems.append(
-                    f"tool {spec.name!r} is provided twice (by {tools[spec.name].source!r} and {spec.source!r});"
-                    " keeping the first, rename the other"
+                    f"tool {name!r} is provided twice (by {_provider(kept)} and by {_provider(offered)});"
+                    f" keeping the one from {_provider(kept)}, rename the other"
                 )
                 continue
-            tools[spec.name] = spec
-        self._tools = tools
+            chosen[name] = offered
+        self._tools = {name: offered.spec for name, offered in chosen.items()}
+        self._implementations = {
+            name: offered.implementation
+            for name, offered in chosen.items()
+            if offered.implementation is not None
+        }
         return problems
 
     async def discover_tools(self, sources: Iterable[Any] = ()) -> list[str]:
         """Ask every plugin for its tools from ``sources`` and register them; returns problems."""
         self.sources = list(sources)
-        specs: list[ToolSpec] = []
-        for provided in self.hook.toolmesh_discover_tools(kernel=self, sources=self.sources):
-            specs.extend(await await_maybe(provided) or ())
-        problems = self.set_tools(specs)
+        problems = self.set_tools(await self.hooks.discover_tools(sources=self.sources))
         for problem in problems:
             _log.warning("tool problem: %s", problem)
         return problems
@@ -179,9 +146,7 @@ class Kernel:
     def unclaimed_sources(self, sources: Iterable[Any]) -> list[Any]:
         """The string sources no plugin claims (a path or module nobody serves)."""
         wanted = [source for source in sources if isinstance(source, str)]
-        claimed: set[str] = set()
-        for result in self.hook.toolmesh_claim_sources(sources=wanted):
-            claimed.update(result or ())
+        claimed = self.hooks.claim_sources(sources=wanted)
         return [source for source in wanted if source not in claimed]
 
     async def refresh_tools(self) -> list[str]:
@@ -192,22 +157,19 @@ class Kernel:
         """
         async with self._refreshing:
             problems = await self.discover_tools(self.sources)
-            for outcome in self.hook.toolmesh_tools_changed(kernel=self, tools=self.tools):
-                await await_maybe(outcome)
+            await self.hooks.tools_changed(tools=self.tools)
         return problems
 
     # -------------------------------------------------------------- lifecycle
 
     async def start(self, sources: Iterable[Any] = ()) -> list[str]:
         """Run the startup hooks, then discover tools; returns tool problems."""
-        for outcome in self.hook.toolmesh_startup(kernel=self):
-            await await_maybe(outcome)
+        await self.hooks.startup()
         return await self.discover_tools(sources)
 
     async def stop(self) -> None:
         """Run the shutdown hooks."""
-        for outcome in self.hook.toolmesh_shutdown(kernel=self):
-            await await_maybe(outcome)
+        await self.hooks.shutdown()
 
     async def __aenter__(self) -> Kernel:
         await self.start(self.sources)
@@ -265,7 +227,7 @@ class Kernel:
         attributes: dict[str, Any] | None = None,
     ) -> None:
         """Build a ``ToolEvent`` and hand it to the ``toolmesh_event`` hooks and the sinks."""
-        observed = self.has_impls("toolmesh_event")
+        observed = self.hooks.implemented("toolmesh_event")
         if not self._event_sinks and not observed:
             return
         event = ToolEvent(
@@ -279,24 +241,21 @@ class Kernel:
             attributes=attributes,
         )
         if observed:
-            await self._notify("toolmesh_event", event=event, kernel=self)
+            await self.hooks.event(event=event)
         for sink in self._event_sinks:
             try:
                 await await_maybe(sink(event))
-            except Exception:  # noqa: BLE001 - a failing sink must not fail the call it reports on
+            except Exception:  # noqa: BLE001 - isolation boundary around a plugin's sink: the call goes on
                 _log.exception("event sink %r failed on a %s event of %s", sink, kind, tool)
-
-    async def _notify(self, hook_name: str, **kwargs: Any) -> None:
-        """Run every implementation of a notification hook; one that fails is logged, never raised."""
-        for impl in self.pipeline_impls(hook_name):
-            try:
-                await await_maybe(impl.function(*[kwargs[name] for name in impl.argnames]))
-            except Exception:  # noqa: BLE001 - an observer's bug must not fail the call it observes
-                _log.exception("plugin %r failed in %s", impl.plugin_name, hook_name)
 
     def replace_spec(self, name: str, **changes: Any) -> None:
         """Change fields of a registered tool (e.g. mark it unavailable with a reason)."""
         self._tools[name] = msgspec.structs.replace(self._tools[name], **changes)
+
+
+def _provider(offered: ProvidedTool) -> str:
+    plugin = f"plugin {offered.plugin!r}, " if offered.plugin is not None else ""
+    return f"{plugin}source {offered.spec.source!r}"
 
 
 def _plain_send(call_tool: NestedCall) -> NestedSend:

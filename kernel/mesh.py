@@ -17,7 +17,6 @@ import logging
 import os
 import re
 import secrets
-import ssl
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -34,7 +33,6 @@ from toolmesh.contracts import (
     CancelRequest,
     ErrorCode,
     NodeEntry,
-    ToolError,
     ToolEvent,
     ToolRequest,
     ToolResult,
@@ -52,9 +50,19 @@ from .caller_subjects import caller_client
 from .catalog import CatalogBucket, catalog_secret, merge_tools
 from .config import Settings, load_settings
 from .durable_queue import DurableQueue
-from .errors import BrokerError, ConfigError, UnknownTool
+from .errors import (
+    BrokerError,
+    CallTimeout,
+    ConfigError,
+    NoResponders,
+    PublishDenied,
+    ToolmeshError,
+    UnknownTool,
+    tool_error,
+)
 from .identity import sign_request
 from .nats_auth import authenticates, connect_options, redact_url, url_user
+from .nats_errors import denied_subject, nats_error, refuses_connection
 from .suggestions import close_names
 from .telemetry import inject_headers, record_error, tool_span
 
@@ -99,7 +107,7 @@ async def connect_nats(
     async def on_error(exc: Exception) -> None:
         # nats.py retries a refused first connection like a lost one (forever for a
         # node); wrong credentials or a rejected certificate never heal, so stop at once.
-        if not connected and _refused(exc):
+        if not connected and refuses_connection(exc):
             raise _Refused(exc)
         await report(exc)
 
@@ -117,8 +125,8 @@ async def connect_nats(
     except _Refused as refused:
         try:
             await nc.close()  # the half-open socket, so nothing leaks
-        except Exception:  # noqa: BLE001 - already broken: closing is best effort
-            pass
+        except (_Refused, nats.errors.Error, OSError) as exc:  # best effort; closing may report the refusal again
+            _log.debug("closing a refused NATS connection failed: %r", exc)
         raise BrokerError(
             f"NATS at {redact_url(url)} refused this connection ({type(refused.cause).__name__}: {refused.cause});"
             " check nats_user/nats_password, nats_token, nats_creds, nats_nkey (TOOLMESH_NATS_*) or the TLS files"
@@ -137,31 +145,8 @@ class _Refused(Exception):
         self.cause = cause
 
 
-def _refused(exc: Exception) -> bool:
-    text = str(exc).lower()
-    return (
-        isinstance(exc, (nats.errors.AuthorizationError, ssl.SSLError))
-        or "authorization violation" in text
-        or "authentication" in text
-        or "certificate" in text
-    )
-
-
 DENIAL_MEMORY = 5.0
 """Seconds a client remembers that NATS refused it a request subject (answers ``rejected`` at once)."""
-
-_PUBLISH_DENIED = re.compile(r'[Pp]ermissions [Vv]iolation for [Pp]ublish to "?([^"\s]+)"?')
-
-
-class PublishDenied(Exception):
-    """NATS refused this connection's user permission to publish on a subject."""
-
-    def __init__(self, subject: str) -> None:
-        self.subject = subject
-        super().__init__(
-            f"NATS refuses this client's user permission to publish on {subject!r}: the user may not call this"
-            " tool; ask an operator to allow the subject in the NATS server's permissions (ops/nats/permissions.conf)"
-        )
 
 
 class _RequestIds:
@@ -386,11 +371,15 @@ class Mesh:
         started = time.monotonic()
         while True:
             try:
-                reply = await self._request(nc, subject, payload, wait, self._headers(request, subject, payload))
+                headers = self._headers(request, subject, payload)
+                try:
+                    reply = await self._request(nc, subject, payload, wait, headers)
+                except nats.errors.Error as exc:
+                    raise nats_error(exc, subject, f"the call of {request.tool!r}") from exc
                 break
             except PublishDenied as exc:
-                return _local_failure(request, ErrorCode.REJECTED, str(exc))
-            except nats.errors.NoRespondersError:
+                return ToolResult.failure(request.id, request.tool, exc.to_tool_error())
+            except NoResponders:
                 if time.monotonic() - started < NO_RESPONDER_RETRY:
                     await anyio.sleep(0.05)
                     continue
@@ -401,13 +390,12 @@ class Mesh:
                 with anyio.CancelScope(shield=True):
                     await self._cancel(request)
                 raise
-            except nats.errors.TimeoutError:
+            except CallTimeout:
                 await self._cancel(request)
                 return _local_failure(
                     request,
                     ErrorCode.TIMEOUT,
                     f"no answer for {request.tool!r} within {timeout:g}s; the node may be overloaded or gone",
-                    retryable=True,
                 )
         try:
             return decode_result(reply.data)
@@ -444,11 +432,10 @@ class Mesh:
                 task.uncancel()
 
     async def _on_nats_error(self, exc: Exception) -> None:
-        match = _PUBLISH_DENIED.search(str(exc))
-        if match is None:
+        subject = denied_subject(exc)
+        if subject is None:
             _log.debug("nats error: %r", exc)
             return
-        subject = match.group(1)
         self._denied_at[subject] = time.monotonic()
         # Each refused publish is reported once, but several may arrive before a cancelled
         # call runs again: cancel each waiting call once only.
@@ -521,8 +508,8 @@ class Mesh:
             payload = encode(CancelRequest(id=request.id, inbox=self.inbox()))
             headers = self._headers(request, self.subjects.cancel, payload)
             await self._connection().publish(self.subjects.cancel, payload, headers=headers)
-        except Exception as exc:  # noqa: BLE001 - best effort; the node's own deadline still applies
-            _log.debug("cancel of %s not sent: %s", request.id, exc)
+        except (nats.errors.Error, ToolmeshError) as exc:  # best effort: the node's own deadline applies
+            _log.debug("cancel of %s not sent: %r", request.id, exc)
 
     # -------------------------------------------------------------- catalog
 
@@ -557,7 +544,7 @@ class Mesh:
     async def _safe_list_tools(self) -> list[ToolSpec]:
         try:
             return await self.list_tools()
-        except Exception as exc:  # noqa: BLE001 - suggestions are a courtesy
+        except (nats.errors.Error, ToolmeshError) as exc:  # suggestions are a courtesy
             _log.debug("catalog unavailable for suggestions: %r", exc)
             return []
 
@@ -577,8 +564,8 @@ class Mesh:
             await subscription.unsubscribe()
 
 
-def _local_failure(request: ToolRequest, code: ErrorCode, message: str, *, retryable: bool = False) -> ToolResult:
-    return ToolResult.failure(request.id, request.tool, ToolError(code=code, message=message, retryable=retryable))
+def _local_failure(request: ToolRequest, code: ErrorCode, message: str) -> ToolResult:
+    return ToolResult.failure(request.id, request.tool, tool_error(code, message))
 
 
 class SyncMesh:

@@ -21,6 +21,7 @@ import anyio
 import anyio.abc
 import anyio.to_thread
 import msgspec
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
@@ -30,7 +31,6 @@ from toolmesh.contracts import (
     Caller,
     ErrorCode,
     NodeEntry,
-    ToolError,
     ToolEvent,
     ToolRequest,
     ToolResult,
@@ -52,7 +52,7 @@ from .config import Settings
 from .connection_log import ConnectionLog
 from .context import CallContext, NestedCall
 from .durable import REPLY_HEADER, DurableWorker, is_durable_delivery
-from .errors import BrokerError, CallRejected
+from .errors import BrokerError, CallRejected, ToolmeshError, tool_error
 from .identity import verify_request
 from .json_nesting import nests_deeper_than
 from .kernel import Kernel
@@ -215,13 +215,13 @@ class Node:
             try:
                 await self._catalog.remove(self.name)
                 await self._announce()
-            except Exception as exc:  # noqa: BLE001 - the broker may already be gone
-                _log.warning("could not remove catalog entry: %s", exc)
+            except (nats.errors.Error, ToolmeshError) as exc:  # the broker may already be gone
+                _log.warning("could not remove catalog entry: %r", exc)
         for subscription in list(self._subscriptions.values()):
             try:
                 await subscription.drain()
-            except Exception:  # noqa: BLE001 - connection lost: nothing more will arrive
-                pass
+            except nats.errors.Error as exc:  # connection lost: nothing more will arrive
+                _log.debug("draining a subscription failed: %r", exc)
         self._subscriptions.clear()
         if self.inflight:
             with anyio.move_on_after(self.settings.drain_timeout):
@@ -235,15 +235,16 @@ class Node:
         if self._responder is not None:
             try:
                 await self._responder.stop()
-            except Exception:  # noqa: BLE001
-                pass
+            except nats.errors.Error as exc:  # connection lost: its subscriptions are gone with it
+                _log.debug("stopping the service responder failed: %r", exc)
         try:
             await self.kernel.stop()
         finally:
             if self.nc is not None and not self.nc.is_closed:
                 try:
                     await self.nc.drain()
-                except Exception:  # noqa: BLE001
+                except nats.errors.Error as exc:  # a broken connection cannot drain: close it
+                    _log.debug("draining the NATS connection failed: %r", exc)
                     await self.nc.close()
             if self._keeper is not None:
                 await self._keeper.close()
@@ -281,8 +282,8 @@ class Node:
             await anyio.sleep(self.settings.heartbeat)
             try:
                 await self._publish_entry()
-            except Exception as exc:  # noqa: BLE001 - keep serving through a broker hiccup
-                _log.warning("heartbeat failed: %s", exc)
+            except (nats.errors.Error, ToolmeshError) as exc:  # keep serving through a broker hiccup
+                _log.warning("heartbeat failed: %r", exc)
 
     async def _open_reliability(self) -> None:
         # Durable calls and the shared cache (toolmesh.durable, toolmesh.shared_cache); a mesh
@@ -349,7 +350,7 @@ class Node:
             details = {"retry_after": refusal.retry_after, "limit": refusal.limit, "scope": refusal.scope}
             await self._respond(
                 msg,
-                self._failure("", tool, ErrorCode.UNAVAILABLE, refusal.message, retryable=True, details=details),
+                self._failure("", tool, ErrorCode.UNAVAILABLE, refusal.message, details=details),
             )
             return
         self.inflight += 1
@@ -402,7 +403,7 @@ class Node:
             if running is None or not running.cancelled:
                 raise  # the node itself is stopping
             result = await self._answer_cancelled(msg, running, tool)
-        except Exception as exc:  # noqa: BLE001 - one bad call must not take the node down
+        except Exception as exc:  # noqa: BLE001 - isolation boundary around a call (plugin code runs in it)
             if self._durable is not None and is_durable_delivery(msg):
                 await self._durable.abandon(msg, request, exc)  # removed from the queue, not redelivered in a loop
             else:
@@ -439,7 +440,7 @@ class Node:
         try:
             await self.kernel.emit("cancelled", tool, request_id=running.request_id)
             await self._respond(msg, result)
-        except Exception:  # noqa: BLE001 - the caller may be gone: its own deadline still applies
+        except (nats.errors.Error, ToolmeshError):  # the caller may be gone: its own deadline still applies
             _log.exception("answering the cancelled call %s of %s failed", running.request_id, tool)
         return result
 
@@ -543,7 +544,7 @@ class Node:
         return await self._mesh.send(msgspec.structs.replace(sent, deadline=request.deadline, chain=request.chain))
 
     def _failure(self, request_id: str, tool: str, code: ErrorCode, message: str, **fields: Any) -> ToolResult:
-        error = ToolError(code=code, message=message, **fields)
+        error = tool_error(code, message, **fields)
         return msgspec.structs.replace(ToolResult.failure(request_id, tool, error), node=self.name)
 
     async def _publish_event(self, event: ToolEvent) -> None:

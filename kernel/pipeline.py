@@ -18,21 +18,17 @@ from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult, To
 from .authorization import admit_call
 from .context import CallContext, chain_refusal
 from .deadline import DeadlineExceeded, within_deadline
-from .decisions import Complete, Reject, RunNormally
 from .errors import (
     CallRejected,
     CallTimeout,
     ExecutionFailed,
     InvalidArguments,
     ToolCallError,
-    ToolmeshError,
     ToolUnavailable,
     UnknownTool,
-    error_class,
 )
 from .logs import hide_call_secrets, redact_issues
 from .metrics import call_metrics
-from .plugin_manager import await_maybe
 from .results import result_from_value
 from .telemetry import step_span, steps_traced
 from .validation import ValidationIssue
@@ -63,45 +59,9 @@ def _describe(issues: list[ValidationIssue]) -> str:
     return "; ".join(f"{issue.path}: {issue.message}" for issue in issues)
 
 
-async def _collect_issues(kernel: Kernel, hook_name: str, **kwargs: Any) -> list[ValidationIssue]:
-    issues: list[ValidationIssue] = []
-    for found in kernel.call_all(hook_name, **kwargs):
-        issues.extend(await await_maybe(found) or ())
-    return issues
-
-
-async def _decide(kernel: Kernel, spec: ToolSpec, context: CallContext) -> tuple[dict[str, Any], Any]:
-    """Thread the arguments through the decision hooks; returns (arguments, completed value or None)."""
-    arguments = context.request.arguments
-    for impl in kernel.pipeline_impls("toolmesh_before_call"):
-        available = {"spec": spec, "request": context.request, "arguments": arguments, "context": context}
-        decision = await await_maybe(impl.function(*[available[name] for name in impl.argnames]))
-        if decision is None:
-            continue
-        if isinstance(decision, RunNormally):
-            arguments = decision.arguments
-        elif isinstance(decision, Complete):
-            return arguments, decision
-        elif isinstance(decision, Reject):
-            raise error_class(decision.code)(decision.reason, details=decision.details)
-        else:
-            raise ToolmeshError(
-                f"plugin {impl.plugin_name!r} returned {type(decision).__name__} from toolmesh_before_call;"
-                " return RunNormally, Complete, Reject or None"
-            )
-    return arguments, None
-
-
 async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> ToolResult:
-    request = context.request
-    outcome = kernel.call_first("toolmesh_execute_tool", spec=spec, arguments=arguments, context=context)
-    if outcome is None:
-        raise ToolUnavailable(
-            f"no installed plugin executes tools from {spec.source!r} (tool {spec.name!r});"
-            " install or enable that plugin (see 'toolmesh plugins')"
-        )
-    value = await await_maybe(outcome)
-    return result_from_value(request.id, spec.name, value)
+    value = await kernel.hooks.execute_tool(spec=spec, arguments=arguments, context=context)
+    return result_from_value(context.request.id, spec.name, value)
 
 
 async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResult:
@@ -111,12 +71,14 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
     with step_span("admit", spec.name, traced):
         await admit_call(kernel, spec, context)  # authorization and argument sizes (toolmesh.authorization)
     with step_span("decide", spec.name, traced):
-        arguments, completed = await _decide(kernel, spec, context)
+        arguments, completed = await kernel.hooks.before_call(
+            spec=spec, request=request, arguments=request.arguments, context=context
+        )
     if completed is not None:
         return result_from_value(request.id, spec.name, completed.result)
 
     with step_span("validate_arguments", spec.name, traced):
-        issues = await _collect_issues(kernel, "toolmesh_validate_arguments", spec=spec, arguments=arguments)
+        issues = await kernel.hooks.validate_arguments(spec=spec, arguments=arguments)
     if issues:
         issues = redact_issues(spec, arguments, issues)  # messages quote values; secret ones must not leak
         raise InvalidArguments(
@@ -126,8 +88,8 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
 
     cache_key = None
     if spec.cache is not None and spec.cache.enabled and request.cache is not False:
-        cache_key = kernel.call_first("toolmesh_cache_key", spec=spec, arguments=arguments, context=context)
-        hit = await await_maybe(kernel.call_first("toolmesh_cache_get", spec=spec, key=cache_key)) if cache_key else None
+        cache_key = kernel.hooks.cache_key(spec=spec, arguments=arguments, context=context)
+        hit = await kernel.hooks.cache_get(spec=spec, key=cache_key) if cache_key else None
         if hit is not None:
             await kernel.emit("cache_hit", spec.name, request_id=request.id)
             return msgspec.structs.replace(hit, id=request.id, cached=True)
@@ -149,20 +111,15 @@ async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResu
 
     if not result.is_error:
         with step_span("validate_result", spec.name, traced):
-            issues = await _collect_issues(kernel, "toolmesh_validate_result", spec=spec, result=result)
+            issues = await kernel.hooks.validate_result(spec=spec, result=result)
         if issues:
             raise ExecutionFailed(
                 f"tool {spec.name!r} returned a result that violates its output_schema: {_describe(issues)}",
                 details={"issues": [issue.as_dict() for issue in issues]},
             )
-        if cache_key is not None and all(
-            verdict is not False
-            for verdict in kernel.call_all("toolmesh_should_cache", spec=spec, arguments=arguments, result=result)
-        ):
-            for stored in kernel.call_all(
-                "toolmesh_cache_put", spec=spec, key=cache_key, result=result, ttl=spec.cache.ttl
-            ):
-                await await_maybe(stored)
+        if cache_key is not None and kernel.hooks.should_cache(spec=spec, arguments=arguments, result=result):
+            ttl = spec.cache.ttl if spec.cache is not None else None
+            await kernel.hooks.cache_put(spec=spec, key=cache_key, result=result, ttl=ttl)
     return result
 
 
@@ -197,7 +154,7 @@ async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
         result = await _run(kernel, spec, context)
     except ToolCallError as exc:
         result = ToolResult.failure(request.id, request.tool, exc.to_tool_error())
-    except Exception as exc:  # noqa: BLE001 - a plugin bug must not take the node down
+    except Exception as exc:  # noqa: BLE001 - isolation boundary around plugin code (hooks, tools)
         _log.exception("tool %s failed", request.tool)
         code = ErrorCode.EXECUTION_FAILED if spec is not None else ErrorCode.INTERNAL
         message = f"tool {request.tool!r} raised {type(exc).__name__}: {exc}"
@@ -213,8 +170,8 @@ async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
     )
     error_code = result.error.code.value if result.error else None
     call_metrics.finished(request.tool, kernel.node, duration_ms, error_code, result.cached)
-    if spec is not None and kernel.has_impls("toolmesh_after_call"):
-        await kernel._notify("toolmesh_after_call", spec=spec, request=request, result=result, context=context)
+    if spec is not None and kernel.hooks.implemented("toolmesh_after_call"):
+        await kernel.hooks.after_call(spec=spec, request=request, result=result, context=context)
     await kernel.emit(
         "failed" if result.is_error else "finished",
         request.tool,

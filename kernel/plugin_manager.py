@@ -13,7 +13,7 @@ import inspect
 import logging
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import CoroutineType
 from typing import Any
@@ -77,10 +77,12 @@ def _enable_tracing(pm: pluggy.PluginManager) -> None:
         _log.addHandler(handler)
         _log.setLevel(logging.DEBUG)
 
-    def before(hook_name: str, hook_impls: list[pluggy.HookImpl], kwargs: dict[str, Any]) -> None:
+    def before(hook_name: str, hook_impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]) -> None:
         _log.debug("call %s impls=%s kwargs=%r", hook_name, [impl.plugin_name for impl in hook_impls], kwargs)
 
-    def after(outcome: pluggy.Result[Any], hook_name: str, hook_impls: list[Any], kwargs: dict[str, Any]) -> None:
+    def after(
+        outcome: pluggy.Result[Any], hook_name: str, hook_impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, Any]
+    ) -> None:
         exception = outcome.exception
         if exception is not None:
             _log.debug("done %s raised %r", hook_name, exception)
@@ -119,7 +121,7 @@ def create_plugin_manager(plugins: Iterable[object] = (), *, load_entrypoints: b
 
 
 def ordered_impls(caller: pluggy.HookCaller) -> list[pluggy.HookImpl]:
-    """A hook's implementations in pipeline order: ``tryfirst``, then registration order, then ``trylast``."""
+    """A hook's implementations in the kernel's one order: ``tryfirst``, then registration order, then ``trylast``."""
     impls = caller.get_hookimpls()
     first = [impl for impl in impls if impl.tryfirst]
     # pluggy keeps trylast impls newest-first (it inserts them at the front); reverse to registration order

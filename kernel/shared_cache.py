@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable
 
 import msgspec
+import nats.errors
 from nats.js import JetStreamContext
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, NotFoundError
@@ -63,9 +64,10 @@ class SharedCache:
                 )
                 try:
                     kv = await js.create_key_value(config=config)
-                except Exception:  # noqa: BLE001 - another node created it first
+                except nats.errors.Error as exc:  # another node created it first (else opening it fails too)
+                    _log.debug("cache bucket %s not created here: %r", bucket, exc)
                     kv = await js.key_value(bucket)
-        except Exception as exc:
+        except nats.errors.Error as exc:
             raise BrokerError(
                 f"cannot open the shared cache bucket {bucket!r} ({type(exc).__name__}: {exc});"
                 " the shared cache needs JetStream, or set shared_cache = false"
@@ -93,8 +95,8 @@ class SharedCache:
             entry = await self.kv.get(self.storage_key(key))
         except (KeyNotFoundError, NotFoundError):
             return None
-        except Exception as exc:  # noqa: BLE001 - a cache outage is a miss, not a failed call
-            _log.warning("shared cache read failed: %s", exc)
+        except nats.errors.Error as exc:  # a cache outage is a miss, not a failed call
+            _log.warning("shared cache read failed: %r", exc)
             return None
         if not entry.value:
             return None
@@ -111,5 +113,5 @@ class SharedCache:
         expires_at = None if ttl is None else time.time() + min(ttl, self.max_ttl)
         try:
             await self.kv.put(self.storage_key(key), _encoder.encode(_Entry(expires_at, result)))
-        except Exception as exc:  # noqa: BLE001 - the call succeeded; only its caching failed
-            _log.warning("shared cache write failed: %s", exc)
+        except (nats.errors.Error, msgspec.EncodeError) as exc:  # the call succeeded; only its caching failed
+            _log.warning("shared cache write failed: %r", exc)

@@ -11,6 +11,7 @@ steps are traced only when asked (:func:`trace_steps`, ``TOOLMESH_TRACE_STEPS=1`
 
 from __future__ import annotations
 
+import logging
 import time
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
@@ -33,6 +34,7 @@ __all__ = [
 # A proxy until an SDK provider is installed; tracing_enabled() then swaps in the
 # provider's own tracer, sparing every span the proxy's extra context-manager layer.
 _tracer: trace.Tracer = trace.get_tracer("toolmesh")
+_log = logging.getLogger("toolmesh.telemetry")
 
 
 def inject_headers(headers: dict[str, str] | None = None) -> dict[str, str] | None:
@@ -50,8 +52,9 @@ def extract_context(headers: dict[str, str] | None) -> otel_context.Context | No
         return None
     try:
         return propagate.extract(headers)
-    except Exception:  # noqa: BLE001 - a malformed header must not fail the call
-        return None
+    except Exception as exc:  # noqa: BLE001 - isolation boundary around the configured propagators
+        _log.debug("trace context not extracted from %r: %r", headers.get("traceparent"), exc)
+        return None  # a malformed header must not fail the call
 
 
 _RECHECK_SECONDS = 1.0
@@ -59,11 +62,17 @@ _state: dict[str, Any] = {"enabled": False, "never_samples": False, "checked_at"
 
 
 def _never_samples(provider: Any) -> bool:
-    # An SDK whose sampler is always off (alone or behind ParentBased) records
-    # nothing unless a sampled parent arrives: skip span work in that case.
+    # An SDK whose sampler is always off (alone, or as the root of a default ParentBased: the
+    # always_off and parentbased_always_off of OTEL_TRACES_SAMPLER) records nothing unless a sampled
+    # parent arrives: skip span work then.  Recognised by the public get_description() of samplers
+    # built from the same documented constructor arguments; any other sampler gets spans.
     sampler = getattr(provider, "sampler", None)
-    root = getattr(sampler, "_root", sampler)
-    return getattr(root, "get_description", lambda: "")() == "AlwaysOffSampler"
+    describe = getattr(sampler, "get_description", None)
+    if describe is None:
+        return False
+    from opentelemetry.sdk.trace.sampling import ALWAYS_OFF, ParentBased
+
+    return bool(describe() in {ALWAYS_OFF.get_description(), ParentBased(ALWAYS_OFF).get_description()})
 
 
 def tracing_enabled() -> bool:

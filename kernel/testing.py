@@ -18,16 +18,24 @@ and the async context manager :func:`running_node` to serve tools in a test::
         async with running_node(toolmesh_settings, sources=["examples/"]) as node:
             async with Mesh(settings=toolmesh_settings) as mesh:
                 assert (await mesh.call("add", {"a": 1, "b": 2})).structured_content == 3
+
+To wait for something that happens elsewhere (another node, a process, a
+message), poll it with :func:`eventually` (or :func:`eventually_sync` outside an
+event loop) instead of sleeping a fixed time::
+
+    await eventually(lambda: node.inflight == 0, timeout=5)
 """
 
 from __future__ import annotations
 
+import inspect
 import os
+import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import anyio
 import msgspec
@@ -38,7 +46,9 @@ from .broker_state import STATE_DIR_ENV
 from .config import Settings
 from .node import Node
 
-__all__ = ["running_node", "test_settings"]
+__all__ = ["eventually", "eventually_sync", "running_node", "test_settings"]
+
+T = TypeVar("T")
 
 
 def test_settings(url: str, **overrides: Any) -> Settings:
@@ -76,6 +86,48 @@ async def running_node(
             yield node
         finally:
             node.stop()
+
+
+async def eventually(
+    check: Callable[[], T | Awaitable[T]], *, timeout: float = 10.0, interval: float = 0.02, what: str = ""
+) -> T:
+    """Poll ``check`` (plain or async) until it returns a truthy value, and return that value.
+
+    Fails with an ``AssertionError`` naming ``what`` (or ``check``) and its last value after ``timeout``
+    seconds; a ``check`` that hangs is cancelled at the deadline.
+    """
+    last: object = None
+    with anyio.move_on_after(timeout):
+        while True:
+            outcome = check()
+            value: T = cast(T, await outcome) if inspect.isawaitable(outcome) else outcome
+            if value:
+                return value
+            last = value
+            await anyio.sleep(interval)
+    raise AssertionError(f"{what or _described(check)} did not hold within {timeout} s (last value: {last!r})")
+
+
+def eventually_sync(
+    check: Callable[[], T], *, timeout: float = 10.0, interval: float = 0.02, what: str = ""
+) -> T:
+    """:func:`eventually` for code outside an event loop: polls ``check`` from the calling thread."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(
+                f"{what or _described(check)} did not hold within {timeout} s (last value: {value!r})"
+            )
+        time.sleep(interval)
+
+
+def _described(check: Callable[..., Any]) -> str:
+    code = getattr(check, "__code__", None)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    return f"{getattr(check, '__qualname__', repr(check))}{where}"
 
 
 @pytest.fixture(scope="session", autouse=True)

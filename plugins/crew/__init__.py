@@ -15,37 +15,138 @@ On nodes the plugin only marks tools whose environment variables are missing
 unavailable; everything else runs beside the agent (see ``docs/crew.md``).
 """
 
-from .agent_tools import (
-    add_image_tool,
-    agent_subject,
-    ask_question_tool,
-    delegate_work_tool,
-    read_file_tool,
-    serve_agent,
-)
-from .cache import CrewCache, ShouldCache, bucket_name, cache_key, spec_should_cache, split_cache_key
-from .definitions import definitions
-from .env import EnvVar, check_env, env_vars, with_env_vars
-from .errors import (
-    CoworkerError,
-    CrewError,
-    ParseError,
-    PathOutsideRoot,
-    RoundCommitError,
-    ToolConstraintError,
-    ToolSelectionError,
-    ToolUsageLimitExceeded,
-)
-from .events import EVENT_KINDS, AgentInfo, EventEmitter, TaskInfo
-from .hooks import toolmesh_cli, toolmesh_tool_spec
-from .local_tools import HIT_CACHE, LocalTool, hit_cache_tool
-from .parsing import FinalAnswer, ParsedCall, parse_agent_output, parse_arguments
-from .replay import ReplayStep, ScriptError, ScriptLine, parse_script, read_script, replay
-from .rounds import REJECTION_PREFIX, CallResult, Round, RoundPlan, ToolCall
-from .selection import FUZZY_THRESHOLD, ToolSelector, fuzzy_match, normalize_tool_name
-from .tool_usage import OPENAI_BIGGER_MODELS, Observation, ToolUsage
-from .toolset import Availability, Requirement, Toolset, Turn
-from .usage import UsageLedger
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below load on first use (PEP 562): `toolmesh --help` imports this package
+    from .agent_tools import (
+        add_image_tool,
+        agent_subject,
+        ask_question_tool,
+        delegate_work_tool,
+        read_file_tool,
+        serve_agent,
+    )
+    from .cache import CrewCache, ShouldCache, bucket_name, cache_key, spec_should_cache, split_cache_key
+    from .definitions import definitions
+    from .env import EnvVar, check_env, env_vars, with_env_vars
+    from .errors import (
+        CoworkerError,
+        CrewError,
+        ParseError,
+        PathOutsideRoot,
+        RoundCommitError,
+        ToolConstraintError,
+        ToolSelectionError,
+        ToolUsageLimitExceeded,
+    )
+    from .events import EVENT_KINDS, AgentInfo, EventEmitter, TaskInfo
+    from .hooks import toolmesh_cli, toolmesh_tool_spec
+    from .local_tools import HIT_CACHE, LocalTool, hit_cache_tool
+    from .parsing import FinalAnswer, ParsedCall, parse_agent_output, parse_arguments
+    from .replay import ReplayStep, ScriptError, ScriptLine, parse_script, read_script, replay
+    from .rounds import REJECTION_PREFIX, CallResult, Round, RoundPlan, ToolCall
+    from .selection import FUZZY_THRESHOLD, ToolSelector, fuzzy_match, normalize_tool_name
+    from .tool_usage import OPENAI_BIGGER_MODELS, Observation, ToolUsage
+    from .toolset import Availability, Requirement, Toolset, Turn
+    from .usage import UsageLedger
+
+_MODULE_OF = {
+    **dict.fromkeys(
+        (
+            "add_image_tool",
+            "agent_subject",
+            "ask_question_tool",
+            "delegate_work_tool",
+            "read_file_tool",
+            "serve_agent",
+        ),
+        "agent_tools",
+    ),
+    **dict.fromkeys(
+        (
+            "CrewCache",
+            "ShouldCache",
+            "bucket_name",
+            "cache_key",
+            "spec_should_cache",
+            "split_cache_key",
+        ),
+        "cache",
+    ),
+    "definitions": "definitions",
+    **dict.fromkeys(("EnvVar", "check_env", "env_vars", "with_env_vars"), "env"),
+    **dict.fromkeys(
+        (
+            "CoworkerError",
+            "CrewError",
+            "ParseError",
+            "PathOutsideRoot",
+            "RoundCommitError",
+            "ToolConstraintError",
+            "ToolSelectionError",
+            "ToolUsageLimitExceeded",
+        ),
+        "errors",
+    ),
+    **dict.fromkeys(("EVENT_KINDS", "AgentInfo", "EventEmitter", "TaskInfo"), "events"),
+    **dict.fromkeys(("toolmesh_cli", "toolmesh_tool_spec"), "hooks"),
+    **dict.fromkeys(("HIT_CACHE", "LocalTool", "hit_cache_tool"), "local_tools"),
+    **dict.fromkeys(("FinalAnswer", "ParsedCall", "parse_agent_output", "parse_arguments"), "parsing"),
+    **dict.fromkeys(
+        (
+            "ReplayStep",
+            "ScriptError",
+            "ScriptLine",
+            "parse_script",
+            "read_script",
+            "replay",
+        ),
+        "replay",
+    ),
+    **dict.fromkeys(("REJECTION_PREFIX", "CallResult", "Round", "RoundPlan", "ToolCall"), "rounds"),
+    **dict.fromkeys(("FUZZY_THRESHOLD", "ToolSelector", "fuzzy_match", "normalize_tool_name"), "selection"),
+    **dict.fromkeys(("OPENAI_BIGGER_MODELS", "Observation", "ToolUsage"), "tool_usage"),
+    **dict.fromkeys(("Availability", "Requirement", "Toolset", "Turn"), "toolset"),
+    "UsageLedger": "usage",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    # pluggy finds hook implementations through dir() and inspect.getattr_static, which never calls
+    # __getattr__: listing the package loads every name into it (as a plugin manager registers it)
+    for name in _MODULE_OF.keys() - globals().keys():
+        __getattr__(name)
+    return sorted({*globals(), *__all__})
+
+
+_SHADOWED = frozenset(("definitions", "replay",))
+"""Exported functions named like the submodule that defines them."""
+
+
+class _Package(types.ModuleType):
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Importing a submodule binds it on its package: for these names that would hide the function
+        # exported here (as eager imports in this file did not), so the function keeps the name.
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "EVENT_KINDS",

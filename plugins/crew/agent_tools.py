@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import mimetypes
 from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
@@ -18,11 +19,14 @@ from typing import Any
 import nats.errors
 from nats.aio.client import Client as NATS
 from nats.aio.subscription import Subscription
+from toolmesh import CallTimeout, ToolUnavailable, nats_error
 from toolmesh.contracts import ImageContent, ResourceLink, TextContent, ToolSpec
 
 from .errors import CoworkerError, PathOutsideRoot
 from .local_tools import LocalTool
 from .selection import normalize_tool_name
+
+_log = logging.getLogger("toolmesh.crew")
 
 __all__ = [
     "ADD_IMAGE",
@@ -72,8 +76,9 @@ async def serve_agent(nc: NATS, prefix: str, role: str, handler: AgentHandler) -
             if hasattr(answer, "__await__"):
                 answer = await answer
             reply = {"result": str(answer)}
-        except Exception as exc:  # noqa: BLE001 - the asking agent gets the error as its observation
-            reply = {"error": f"{type(exc).__name__}: {exc}"}
+        except Exception as exc:  # noqa: BLE001 - isolation boundary around the agent's handler
+            _log.warning("agent %s failed to answer: %r", role, exc, exc_info=True)
+            reply = {"error": f"{type(exc).__name__}: {exc}"}  # the asking agent gets it as its observation
         await msg.respond(json.dumps(reply).encode())
 
     return await nc.subscribe(agent_subject(prefix, role), queue="toolmesh-crew", cb=on_request)
@@ -121,14 +126,18 @@ def _coworker_tool(
             "context": str(arguments.get("context", "")),
             "from": from_role,
         }
+        subject = agent_subject(prefix, role)
         try:
-            reply = await nc.request(agent_subject(prefix, role), json.dumps(body).encode(), timeout=timeout)
-        except (nats.errors.NoRespondersError, nats.errors.TimeoutError) as exc:
+            reply = await nc.request(subject, json.dumps(body).encode(), timeout=timeout)
+        except nats.errors.Error as exc:
+            error = nats_error(exc, subject, f"the {kind} for coworker {role!r}")
+            if not isinstance(error, (ToolUnavailable, CallTimeout)):
+                raise error from exc
             raise CoworkerError(
                 f"Error executing task with agent '{role}'. Error: no answer ({type(exc).__name__});"
                 " the coworker is not running, try another coworker or do it yourself",
                 "coworker_unavailable",
-            ) from None
+            ) from error
         answer = json.loads(reply.data)
         if "error" in answer:
             raise CoworkerError(

@@ -19,12 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
+import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError
 from nats.js.kv import KV_DEL, KV_PURGE, KeyValue
+from toolmesh import cache_key
 from toolmesh.contracts import ToolResult, ToolSpec, encode
-from toolmesh.memory_cache import cache_key
 
 __all__ = [
     "BUCKET_MAX_AGE",
@@ -123,7 +124,8 @@ class CrewCache:
             config = KeyValueConfig(bucket=name, history=1, ttl=BUCKET_MAX_AGE, storage=StorageType.MEMORY)
             try:
                 kv = await js.create_key_value(config=config)
-            except Exception:  # noqa: BLE001 - another client created it first
+            except nats.errors.Error as exc:  # another client created it first (else opening it fails too)
+                _log.debug("crew cache bucket %s not created here: %r", name, exc)
                 kv = await js.key_value(name)
         cache._kv = kv
         cache._nc = nc
@@ -163,15 +165,17 @@ class CrewCache:
         if self._watcher is not None:
             try:
                 await self._watcher.stop()
-            except Exception:  # noqa: BLE001 - the connection may already be closed
-                pass
+            except nats.errors.Error as exc:  # the connection may already be closed
+                _log.debug("stopping the crew cache watcher failed: %r", exc)
             self._watcher = None
         if self._watch_task is not None:
             self._watch_task.cancel()
             try:
                 await self._watch_task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001, S110 - stopping: nothing left to do with a failure
-                pass
+            except asyncio.CancelledError:
+                pass  # stopped, as asked
+            except nats.errors.Error as exc:  # the mirror had lost its connection: nothing left to mirror
+                _log.debug("the crew cache mirror had stopped: %r", exc)
             self._watch_task = None
 
     def get(self, key: str) -> ToolResult | None:
@@ -204,9 +208,9 @@ class CrewCache:
         try:
             # A plain publish on the bucket's subject is stored like kv.put, minus the round trip.
             await self._nc.publish(self._subject + kv_key, data)
-        except Exception as exc:  # noqa: BLE001 - a lost write only costs other clients a cache miss
+        except nats.errors.Error as exc:  # a lost write only costs other clients a cache miss
             self._own.discard(kv_key)
-            _log.warning("could not share crew cache entry: %s", exc)
+            _log.warning("could not share crew cache entry: %r", exc)
 
     def __len__(self) -> int:
         return len(self._entries)

@@ -4,24 +4,25 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated
 
-import anyio
 import typer
-from toolmesh import Mesh, ToolmeshError, load_settings
-from toolmesh.cli_options import NatsOption, PrefixOption
+from toolmesh import NatsOption, PrefixOption
 
-from .replay import ReplayStep, ScriptError, read_script, replay
-from .tool_usage import ToolUsage
+if TYPE_CHECKING:
+    from .replay import ReplayStep
 
 __all__ = ["crew_app"]
 
+# Light on purpose (the toolmesh.cli entry point imports it for `toolmesh --help`): the command
+# imports the replay machinery when it runs.
 crew_app = typer.Typer(
     name="crew",
     help="The agent tool-usage lifecycle: replay scripted agents against the mesh.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
@@ -55,10 +56,16 @@ def replay_command(
     nats_url: NatsOption = None,
     prefix: PrefixOption = None,
     model: Annotated[
-        Optional[str], typer.Option("--model", help="The agent's model (gpt-4o etc. get 2 parsing attempts).")
+        str | None, typer.Option("--model", help="The agent's model (gpt-4o etc. get 2 parsing attempts).")
     ] = None,
 ) -> None:
     """Replay a scripted agent: print each observation and the events it emitted."""
+    import anyio
+    from toolmesh import Mesh, ToolmeshError, load_settings
+
+    from .replay import ScriptError, read_script, replay
+    from .tool_usage import ToolUsage
+
     try:
         script = read_script(file)
     except ScriptError as exc:

@@ -1,7 +1,8 @@
 """crewAI ↔ mesh: mesh tools as crewAI ``BaseTool``\\s, and crewAI tools served on the mesh.
 
-Needs the ``crewai`` package (not a dependency of toolmesh: install it beside
-toolmesh).  A crewAI user adopts the mesh with one line::
+Needs the ``crewai`` package (not a dependency of toolmesh): ``pip install
+'toolmesh[crewai]'``. crewai 1.x requires mcp<2, so it does not install beside
+the ``mcp`` extra (mcp>=2.3).  A crewAI user adopts the mesh with one line::
 
     from toolmesh.plugins.crew.crewai_adapter import crewai_tools
 
@@ -22,7 +23,7 @@ from typing import Any
 import anyio.to_thread
 from crewai.tools import BaseTool
 from pydantic import BaseModel, Field, PrivateAttr, create_model
-from toolmesh import ExecutionFailed, SyncMesh, hookimpl
+from toolmesh import CallContext, ExecutionFailed, SyncMesh, hookimpl
 from toolmesh.contracts import TextContent, ToolResult, ToolSpec
 
 from .cache import spec_should_cache
@@ -143,17 +144,18 @@ class CrewAIToolsPlugin:
     """A node plugin serving crewAI tools; each runs in a worker thread through ``BaseTool.run``."""
 
     def __init__(self, tools: Iterable[BaseTool]) -> None:
-        self.tools = {normalize_tool_name(tool.name): tool for tool in tools}
+        self.tools = list(tools)
 
     @hookimpl
-    def toolmesh_discover_tools(self) -> list[ToolSpec]:
-        return [mesh_spec(tool) for tool in self.tools.values()]
+    def toolmesh_discover_tools(self) -> list[tuple[ToolSpec, BaseTool]]:
+        # each tool paired with its spec: of two with one name the kernel chooses, and reports the other
+        return [(mesh_spec(tool), tool) for tool in self.tools]
 
     @hookimpl
-    def toolmesh_execute_tool(self, spec: ToolSpec, arguments: dict[str, Any]) -> Any:
-        if spec.source != SOURCE or spec.name not in self.tools:
+    def toolmesh_execute_tool(self, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> Any:
+        tool = context.kernel.implementation_of(spec.name)
+        if spec.source != SOURCE or not isinstance(tool, BaseTool):
             return None
-        tool = self.tools[spec.name]
 
         async def run() -> Any:
             value = await anyio.to_thread.run_sync(lambda: tool.run(**arguments))

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import nats.errors
 from nats.aio.client import Client as NATS
 from toolmesh.contracts import ErrorCode, Subjects, ToolEvent, encode, is_valid_tool_name
 
@@ -162,11 +163,11 @@ class EventEmitter:
         for listener in self.listeners:
             try:
                 listener(event)
-            except Exception:  # noqa: BLE001 - an observer's bug must not fail the call it observes
+            except Exception:  # noqa: BLE001 - isolation boundary around a listener: the call goes on
                 _log.exception("crew event listener %r failed", listener)
         if self.nc is not None and not self.nc.is_closed:
             try:
                 await self.nc.publish(self.subject(kind, tool), encode(event))
-            except Exception as exc:  # noqa: BLE001 - events are best effort
-                _log.warning("could not publish %s event: %s", kind, exc)
+            except nats.errors.Error as exc:  # events are best effort
+                _log.warning("could not publish %s event: %r", kind, exc)
         return event

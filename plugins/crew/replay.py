@@ -15,13 +15,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from toolmesh.contracts import ErrorCode
+
+from .errors import CrewError
 from .tool_usage import Observation, ToolUsage
 
 __all__ = ["ReplayStep", "ScriptError", "ScriptLine", "read_script", "replay"]
 
 
-class ScriptError(ValueError):
+class ScriptError(CrewError, ValueError):
     """A script line is not JSON or not one of the accepted shapes; the message names the line."""
+
+    code = "script_error"  # type: ignore[assignment]  # the crew's own code, as in CrewError
+    crew_wire_code = ErrorCode.BAD_REQUEST
 
 
 @dataclass(frozen=True)

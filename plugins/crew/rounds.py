@@ -19,19 +19,21 @@ the committed list holds one result per call, in the order of the calls.
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolmesh import Complete, Mesh, Reject, RunNormally
+from toolmesh import Complete, Mesh, Reject, RunNormally, schema_issues
 from toolmesh.contracts import Caller, ToolResult
-from toolmesh.validation import schema_issues
 
 from .errors import ParseError, RoundCommitError
 from .parsing import FinalAnswer, parse_agent_output
 from .toolset import Turn
 
 __all__ = ["REJECTION_PREFIX", "CallResult", "Round", "RoundPlan", "ToolCall"]
+
+_log = logging.getLogger("toolmesh.crew")
 
 REJECTION_PREFIX = "Tool call rejected: "
 """The start of every rejection result, so the model recognizes one."""
@@ -141,7 +143,8 @@ class RoundPlan:
             if local is not None:
                 try:
                     results.append(CallResult(call.id, call.name, await local.run(call.arguments)))
-                except Exception as exc:  # noqa: BLE001 - a failing local tool is an error result
+                except Exception as exc:  # noqa: BLE001 - isolation boundary around a local tool
+                    _log.warning("local tool %s failed: %r", call.name, exc, exc_info=True)
                     results.append(
                         CallResult(
                             call.id,

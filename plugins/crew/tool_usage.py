@@ -17,18 +17,24 @@ from __future__ import annotations
 
 import datetime
 import functools
+import logging
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from toolmesh import Mesh
-from toolmesh.contracts import Caller, ErrorCode, ToolError, ToolEvent, ToolResult, ToolSpec, encode
-from toolmesh.logs import redact_arguments, redact_issues
-from toolmesh.memory_cache import cache_key
-from toolmesh.results import result_from_value
-from toolmesh.validation import schema_issues
+from toolmesh import Mesh, cache_key, redact_arguments, redact_issues, result_from_value, schema_issues
+from toolmesh.contracts import (
+    RETRYABLE_CODES,
+    Caller,
+    ErrorCode,
+    ToolError,
+    ToolEvent,
+    ToolResult,
+    ToolSpec,
+    encode,
+)
 
 from .agent_tools import ASK_QUESTION, DELEGATE_WORK
 from .cache import CrewCache, ShouldCache, spec_should_cache
@@ -49,11 +55,10 @@ from .usage import UsageLedger
 
 __all__ = ["OPENAI_BIGGER_MODELS", "Observation", "ToolUsage"]
 
+_log = logging.getLogger("toolmesh.crew")
+
 OPENAI_BIGGER_MODELS = frozenset({"gpt-4", "gpt-4o", "o1-preview", "o1-mini", "o1", "o3", "o3-mini"})
 """Models that get 2 parsing attempts and a format reminder every 4 uses (others: 3 and 3)."""
-
-_RETRYABLE = frozenset({ErrorCode.TIMEOUT, ErrorCode.UNAVAILABLE})
-
 
 @dataclass
 class Observation:
@@ -399,7 +404,7 @@ class ToolUsage:
                     error_code=error.code if error else None,
                 )
             )
-            retry = error is not None and (error.code in _RETRYABLE or error.retryable)
+            retry = error is not None and error.code in RETRYABLE_CODES
             if not retry or attempts >= self.max_parsing_attempts:
                 self.ledger.release(spec, who)
                 self.tools_errors[who] += 1
@@ -438,11 +443,9 @@ class ToolUsage:
                 value = await local.run(arguments)
                 return result_from_value("", spec.name, value)
             except CrewError as exc:
-                error = ToolError(
-                    code=ErrorCode.REJECTED, message=exc.message, details={"crew_code": exc.code}
-                )
-                return ToolResult.failure("", spec.name, error)
-            except Exception as exc:  # noqa: BLE001 - a failing local tool is a failed call
+                return ToolResult.failure("", spec.name, exc.to_tool_error())
+            except Exception as exc:  # noqa: BLE001 - isolation boundary around a local tool: a failed call
+                _log.warning("local tool %s failed: %r", spec.name, exc, exc_info=True)
                 return ToolResult.failure(
                     "", spec.name, _tool_error(ErrorCode.EXECUTION_FAILED, f"{type(exc).__name__}: {exc}")
                 )
@@ -493,4 +496,4 @@ class ToolUsage:
 
 
 def _tool_error(code: ErrorCode, message: str) -> ToolError:
-    return ToolError(code=code, message=message)
+    return ToolError(code=code, message=message, retryable=code in RETRYABLE_CODES)

@@ -16,10 +16,8 @@ from typing import Any
 
 import msgspec
 from nats.aio.msg import Msg
-from toolmesh import Mesh
-from toolmesh.callbacks import CallbackHandler
+from toolmesh import CallbackHandler, Mesh, await_maybe
 from toolmesh.contracts import ToolCallback, ToolRequest, ToolResult, decode_callback, encode
-from toolmesh.plugin_manager import await_maybe
 
 __all__ = ["CallbackRouter"]
 
@@ -75,7 +73,7 @@ class CallbackRouter:
             if handler is not None:
                 try:
                     await await_maybe(handler(callback))
-                except Exception as exc:  # noqa: BLE001 - a lost notification must not stop the others
+                except Exception as exc:  # noqa: BLE001 - isolation boundary around an MCP client's handler
                     _log.debug("%s callback of %s not delivered: %s", callback.kind, callback.request_id, exc)
             return
         task = asyncio.get_running_loop().create_task(self._answer(msg, handler, callback))
@@ -89,7 +87,8 @@ class CallbackRouter:
         else:
             try:
                 answer = {"result": await await_maybe(handler(callback))}
-            except Exception as exc:  # noqa: BLE001 - the tool gets the failure as its answer
-                answer = {"error": f"{type(exc).__name__}: {exc}"}
+            except Exception as exc:  # noqa: BLE001 - isolation boundary around an MCP client's handler
+                _log.debug("%s callback of %s failed: %r", callback.kind, callback.request_id, exc)
+                answer = {"error": f"{type(exc).__name__}: {exc}"}  # the tool gets the failure as its answer
         assert self.mesh.nc is not None
         await self.mesh.nc.publish(msg.reply, encode(answer))

@@ -3,28 +3,26 @@
 from __future__ import annotations
 
 import json
-import logging
 import os
-import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import anyio
 import typer
-from toolmesh import ConfigError, Mesh, ToolmeshError, load_settings
-from toolmesh.cli_options import NatsOption, PrefixOption, fail
+from toolmesh import NatsOption, PrefixOption, cli_error
 
-from .http_security import TOKEN_ENV, HttpSecurity, is_loopback
-from .server_config import MODES, load_server_configs
-from .session_admission import (
-    DEFAULT_IDLE_TIMEOUT,
-    DEFAULT_MAX_CLIENT_SESSIONS,
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_UNUSED_TIMEOUT,
-    SessionLimits,
-)
+if TYPE_CHECKING:
+    from .http_security import HttpSecurity
+    from .session_admission import SessionLimits
 
 __all__ = ["mcp_app", "parse_listen_address"]
+
+# The names and defaults of toolmesh.plugins.mcp.http_security and .session_admission (a test keeps them
+# equal), written out so that `toolmesh --help`, which imports this module, imports neither.
+TOKEN_ENV = "TOOLMESH_MCP_TOKEN"
+DEFAULT_MAX_SESSIONS = 2000
+DEFAULT_MAX_CLIENT_SESSIONS = 100
+DEFAULT_UNUSED_TIMEOUT = 30.0
+DEFAULT_IDLE_TIMEOUT = 1800.0
 
 mcp_app = typer.Typer(
     name="mcp",
@@ -32,6 +30,7 @@ mcp_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
 )
 
 
@@ -112,23 +111,34 @@ def serve(
     ] = True,
 ) -> None:
     """Expose every tool of the mesh as one MCP server (stdio or Streamable HTTP)."""
+    import importlib.util
+    import logging
+    import sys
+
+    import anyio
+    from toolmesh import Mesh, ToolmeshError, load_settings
+
+    from .http_security import HttpSecurity, is_loopback
+    from .server_config import load_server_configs
+    from .session_admission import SessionLimits
+
     if stdio == (http is not None):
-        raise fail("give exactly one of --stdio or --http HOST:PORT")
+        raise cli_error("give exactly one of --stdio or --http HOST:PORT")
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="%(name)s %(levelname)s %(message)s")
     try:
         settings = load_settings({"nats_url": nats_url, "prefix": prefix})
         configs = load_server_configs(settings.plugins.get("mcp", {}) or {}) if proxy_servers else []
     except ToolmeshError as exc:
-        raise fail(str(exc)) from None
+        raise cli_error(str(exc)) from None
     security: HttpSecurity | None = None
     limits: SessionLimits | None = None
     if http is not None:
         try:
             host, port = parse_listen_address(http)
         except ValueError as exc:
-            raise fail(str(exc)) from None
+            raise cli_error(str(exc)) from None
         if not is_loopback(host) and not token and not insecure:
-            raise fail(
+            raise cli_error(
                 f"refusing to serve {host}:{port} without authentication: set --token (or {TOKEN_ENV}),"
                 " bind to 127.0.0.1, or pass --insecure"
             )
@@ -147,14 +157,14 @@ def serve(
                 idle_timeout=session_idle_timeout,
             )
         except ToolmeshError as exc:
-            raise fail(str(exc)) from None
+            raise cli_error(str(exc)) from None
 
     try:
         from . import gateway_transports
         from .gateway import Gateway
         from .resource_proxy import ResourceProxy
     except ModuleNotFoundError as exc:
-        raise fail(f"the MCP SDK is missing ({exc}); install it with: pip install 'toolmesh[mcp]'") from None
+        raise cli_error(f"the MCP SDK is missing ({exc}); install it with: pip install 'toolmesh[mcp]'") from None
 
     async def run() -> None:
         from toolmesh import __version__
@@ -184,9 +194,10 @@ def serve(
                 await proxy.stop()
 
     try:
-        anyio.run(run, backend_options={"use_uvloop": True})
+        # uvloop when installed (no wheels on Windows), decided before the gateway runs
+        anyio.run(run, backend_options={"use_uvloop": importlib.util.find_spec("uvloop") is not None})
     except ToolmeshError as exc:
-        raise fail(str(exc), 1) from None
+        raise cli_error(str(exc), 1) from None
     except KeyboardInterrupt:
         pass
 
@@ -204,7 +215,7 @@ def _pairs(items: list[str] | None, option: str) -> dict[str, str]:
     for item in items or ():
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise fail(f"{option} {item!r} is not KEY=VALUE")
+            raise cli_error(f"{option} {item!r} is not KEY=VALUE")
         pairs[key] = value
     return pairs
 
@@ -227,13 +238,17 @@ def add(
     ] = None,
 ) -> None:
     """Add an MCP server to toolmesh.toml: ``toolmesh mcp add NAME -- COMMAND ARGS...`` or ``--url URL``."""
+    from toolmesh import ConfigError, load_settings
+
+    from .server_config import MODES, load_server_configs
+
     command = list(ctx.args)
     if bool(command) == bool(url):
-        raise fail(
+        raise cli_error(
             "give a command after '--' (stdio server) or --url URL (Streamable HTTP server), not both"
         )
     if mode not in MODES:
-        raise fail(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
+        raise cli_error(f"--mode must be one of {', '.join(MODES)}, got {mode!r}")
     path = config or Path(os.environ.get("TOOLMESH_CONFIG", "toolmesh.toml"))
     table: dict[str, Any] = {}
     if command:
@@ -250,10 +265,10 @@ def add(
     try:
         existing = load_settings(env={}, config_file=path) if path.is_file() else None
         if existing is not None and name in (existing.plugins.get("mcp", {}) or {}).get("servers", {}):
-            raise fail(f"{path} already has [mcp.servers.{name}]; edit or remove it first")
+            raise cli_error(f"{path} already has [mcp.servers.{name}]; edit or remove it first")
         load_server_configs({"servers": {name: table}})
     except ConfigError as exc:
-        raise fail(str(exc)) from None
+        raise cli_error(str(exc)) from None
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     block = f"[mcp.servers.{name}]\n" + "".join(
         f"{key} = {_toml_value(value)}\n" for key, value in table.items()
@@ -263,5 +278,5 @@ def add(
     try:
         load_settings(env={}, config_file=path)
     except ConfigError as exc:  # pragma: no cover - we wrote valid TOML
-        raise fail(f"{path} is no longer valid after the edit: {exc}") from None
+        raise cli_error(f"{path} is no longer valid after the edit: {exc}") from None
     typer.echo(f"added MCP server {name!r} to {path}", err=True)

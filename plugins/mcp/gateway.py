@@ -22,6 +22,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 import msgspec
+import nats.errors
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -29,7 +30,7 @@ from mcp.server.session import ServerSession
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
-from toolmesh import Mesh
+from toolmesh import Mesh, ToolmeshError
 from toolmesh.contracts import Caller, ErrorCode, ToolCallback, ToolResult, ToolSpec
 
 from .callback_router import CallbackRouter
@@ -182,8 +183,8 @@ class Gateway:
                         continue
                     nodes = polled
                     changed = await self._update(await self.mesh.list_tools())
-                except Exception as exc:  # noqa: BLE001 - keep the last catalog through a broker hiccup
-                    _log.warning("reading the catalog failed: %s", exc)
+                except (nats.errors.Error, ToolmeshError) as exc:  # keep the last catalog through a hiccup
+                    _log.warning("reading the catalog failed: %r", exc)
                     continue
                 if changed:
                     await self.announce_change()
@@ -198,7 +199,7 @@ class Gateway:
         for session in list(self._connections.values()):
             try:
                 await session.send_tool_list_changed()
-            except Exception as exc:  # noqa: BLE001 - a gone client must not stop the others
+            except Exception as exc:  # noqa: BLE001 - isolation boundary around an MCP client's session
                 _log.debug("list_changed not delivered: %s", exc)
 
     async def _require_initialize(

@@ -69,5 +69,5 @@ class RemoteCatalog:
             await anyio.sleep(0.05)  # one refresh for a burst of changes
             try:
                 await self.kernel.refresh_tools()
-            except Exception:  # noqa: BLE001 - keep serving what we have
+            except Exception:  # noqa: BLE001 - isolation boundary around plugins' discovery hooks
                 _log.exception("refreshing tools after an MCP server change failed")

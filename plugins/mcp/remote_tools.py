@@ -20,7 +20,7 @@ import mcp_types as types
 import msgspec
 from mcp.client.session import ClientRequestContext, ClientSession, IncomingMessage
 from mcp.shared.exceptions import MCPError
-from toolmesh import CallContext, ExecutionFailed, InvalidArguments, ToolUnavailable
+from toolmesh import CallContext, ExecutionFailed, InvalidArguments, ToolmeshError, ToolUnavailable
 from toolmesh.contracts import ToolResult, ToolSpec
 
 from .client_session import list_all_tools, open_session
@@ -165,7 +165,7 @@ class RemoteServer:
                     if self._stop.is_set():
                         return
                     raise _Broken(self._broken_reason or "unreachable")
-            except Exception as exc:  # noqa: BLE001 - every failure means "down, retry later"
+            except Exception as exc:  # noqa: BLE001 - isolation boundary around the MCP server: retry later
                 reason = str(exc) if isinstance(exc, _Broken) else self._broken_reason or _describe(exc)
                 _log.warning("MCP server %s is unavailable: %s", self.config.name, reason)
                 self._set_state(reason=reason)
@@ -232,7 +232,8 @@ class RemoteServer:
                         self._set_state(tools=await self._list_tools(session), reason=None)
                     else:
                         await session.send_ping()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:  # noqa: BLE001 - isolation boundary around the MCP server: it is down
+                _log.debug("MCP server %s failed its check: %r", self.config.name, exc)
                 return f"stopped answering ({_describe(exc)})"
         return None
 
@@ -336,7 +337,8 @@ class RemoteServer:
             )
         try:
             return await context.ask(kind, params.model_dump(by_alias=True, mode="json", exclude_none=True))
-        except Exception as exc:  # noqa: BLE001 - the server gets the refusal
+        except ToolmeshError as exc:  # the server gets the refusal
+            _log.debug("%s for MCP server %s not answered: %r", kind, self.config.name, exc)
             return types.ErrorData(code=types.INTERNAL_ERROR, message=str(exc))
 
     async def _sampling(

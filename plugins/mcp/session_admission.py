@@ -369,7 +369,7 @@ class SessionAdmission:
 
         try:
             await self.app(scope, receive, discard)
-        except Exception as exc:  # noqa: BLE001 - one session that fails to end must not stop the others
+        except Exception as exc:  # noqa: BLE001 - isolation boundary around the MCP SDK ending a session
             _log.warning("ending MCP session %s failed: %s", session_id, exc)
         finally:
             self._forget(session_id)

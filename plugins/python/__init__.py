@@ -95,24 +95,23 @@ def toolmesh_claim_sources(sources: list[str]) -> list[str]:
 
 
 @hookimpl
-def toolmesh_discover_tools(kernel: Kernel, sources: list[Any]) -> list[ToolSpec]:
+def toolmesh_discover_tools(kernel: Kernel, sources: list[Any]) -> list[tuple[ToolSpec, PythonTool]]:
     tools = tools_from(sources)
     if kernel.settings.plugins.get(SOURCE, {}).get("entry_points", True):
         tools.extend(entry_point_tools())
-    registry: dict[str, PythonTool] = {}
     seen: set[tuple[Any, ...]] = set()
-    specs = []
+    provided = []
     for tool in tools:
         if _definition(tool) in seen:
             continue
         seen.add(_definition(tool))
         python = python_tool(tool)
-        # the kernel keeps the first of two tools with one name (and reports the other); so do we
-        registry.setdefault(tool.name, python)
-        specs.append(spec_for(python))
-    # per kernel: the plugin module is shared by every kernel in the process
-    kernel.plugin_state[SOURCE] = registry
-    return specs
+        # every definition goes to the kernel, paired with its spec: of two with one name the kernel
+        # chooses, and execution runs what it chose (Kernel.implementation_of)
+        provided.append((spec_for(python), python))
+    # per kernel (the plugin module is shared by every kernel in the process): the names loaded here
+    kernel.plugin_state[SOURCE] = frozenset(spec.name for spec, _ in provided)
+    return provided
 
 
 @hookimpl
@@ -121,8 +120,8 @@ def toolmesh_execute_tool(
 ) -> Awaitable[Any] | None:
     if spec.source != SOURCE:
         return None
-    python = context.kernel.plugin_state.get(SOURCE, {}).get(spec.name)
-    if python is None:
+    python = context.kernel.implementation_of(spec.name)
+    if not isinstance(python, PythonTool):
         return _not_loaded(spec.name)
     return run_tool(python, arguments, context)
 

@@ -14,6 +14,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import keyword
+import logging
 import pkgutil
 import re
 import sys
@@ -31,6 +32,8 @@ ENTRY_POINT_GROUP = "toolmesh.tools"
 
 _MODULE_PREFIX = "toolmesh_tools_"
 
+_log = logging.getLogger("toolmesh.python")
+
 
 def _dotted(name: str) -> bool:
     parts = name.split(".")
@@ -40,8 +43,9 @@ def _dotted(name: str) -> bool:
 def _importable(module: str) -> bool:
     try:
         return importlib.util.find_spec(module) is not None
-    except Exception:  # noqa: BLE001 - a parent package failing to import means "not ours to serve"
-        return False
+    except Exception as exc:  # noqa: BLE001 - isolation boundary around the parent package's import-time code
+        _log.debug("%s is not importable, so not served here: %r", module, exc)
+        return False  # a parent package failing to import means "not ours to serve"
 
 
 def claims(source: str) -> bool:

@@ -8,23 +8,24 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from toolmesh.cli_options import JsonOption, error_console, fail
-from toolmesh.plugins.rune.lang import RuneError, compile_source
-from toolmesh.plugins.rune.lang.values import Option, Result
+from toolmesh import JsonOption, cli_error
 
 __all__ = ["check", "run", "run_tests", "rune_app", "test"]
 
+# Light on purpose (the toolmesh.cli entry point imports it for `toolmesh --help`): each command
+# imports the language when it runs.
 rune_app = typer.Typer(
     name="rune",
     help="Run Rune scripts and their #[test] functions; lint Rune tool files.",
     no_args_is_help=True,
+    rich_markup_mode=None,  # help as written: `#[test]` is no Rich markup
 )
 
 
 def _existing(paths: list[Path]) -> None:
     missing = [str(path) for path in paths if not path.exists()]
     if missing:
-        raise fail(f"no such file or directory: {', '.join(missing)}")
+        raise cli_error(f"no such file or directory: {', '.join(missing)}")
 
 
 @rune_app.command("run")
@@ -35,11 +36,13 @@ def run(
     as_json: JsonOption = False,
 ) -> None:
     """Call a function of FILE and print its output, then its return value as JSON."""
+    from .lang import RuneError, compile_source
+
     _existing([file])
     try:
         params = json.loads(args)
     except json.JSONDecodeError as exc:
-        raise fail(f"--args is not valid JSON ({exc}); e.g. --args '[1, \"two\"]'") from None
+        raise cli_error(f"--args is not valid JSON ({exc}); e.g. --args '[1, \"two\"]'") from None
     if not isinstance(params, list):
         params = [params]
     out = io.StringIO()
@@ -51,7 +54,7 @@ def run(
             typer.echo(json.dumps({"stdout": out.getvalue(), "error": str(exc), "kind": type(exc).__name__}))
             raise typer.Exit(1) from None
         typer.echo(out.getvalue(), nl=False)
-        raise fail(str(exc), 1) from None
+        raise cli_error(str(exc), 1) from None
     if as_json:
         typer.echo(json.dumps({"stdout": out.getvalue(), "result": result}))
     else:
@@ -68,6 +71,9 @@ def _rune_files(paths: list[Path]) -> list[Path]:
 
 def run_tests(paths: list[Path]) -> tuple[int, list[dict[str, str]]]:
     """Run every ``#[test]`` function under ``paths``; returns (passed, failures)."""
+    from .lang import RuneError, compile_source
+    from .lang.values import Option, Result
+
     passed = 0
     failures: list[dict[str, str]] = []
     for file in _rune_files(paths):
@@ -82,7 +88,7 @@ def run_tests(paths: list[Path]) -> tuple[int, list[dict[str, str]]]:
             except RuneError as exc:
                 failures.append({"test": f"{file}::{name}", "reason": str(exc).splitlines()[0]})
                 continue
-            except Exception as exc:  # noqa: BLE001 - an implementation bug must not stop the run
+            except Exception as exc:  # noqa: BLE001 - isolation boundary around the interpreter
                 failures.append({"test": f"{file}::{name}", "reason": f"internal error: {exc!r}"})
                 continue
             if (type(result) is Option and not result.is_some) or (
@@ -147,7 +153,9 @@ def check(
         )
         if report.tools:
             summary += ": " + ", ".join(tool.name for tool in report.tools)
-        error_console.print(summary, highlight=False, markup=False)
+        from toolmesh import cli_stderr  # made on first use: loads Rich only when something is printed
+
+        cli_stderr.print(summary, highlight=False, markup=False)
     if report.failed:
         raise typer.Exit(1)
 

@@ -4,8 +4,8 @@ Scripts run in worker threads (a script is CPU-bound Python code), at most a
 few at a time (``pool.ScriptPool``: admission, waiting line, refusal).  A run
 stops itself at the call's deadline (its tick counter looks at the clock, see
 ``lang.limits``), so a spin ends on time however many scripts share the CPU;
-the kernel also cancels the call at the deadline, and the script's thread is
-then stopped by raising an exception in it (``PyThreadState_SetAsyncExc``).
+a call cancelled sooner (by its caller, or a node stopping) sets the run's
+stop event, which the tick counter looks at with the clock.
 The language's own budgets (instructions, recursion depth, value sizes and
 memory) apply to every run as well.
 
@@ -23,7 +23,6 @@ on a busy machine does not count against a script.
 
 from __future__ import annotations
 
-import ctypes
 import io
 import json
 import logging
@@ -81,44 +80,20 @@ MAX_BACKOFF = 10
 """Setbacks after which the quick runs needed stop doubling (``FAST_RUNS << 10``: 3072 runs)."""
 
 
-class _Interrupted(BaseException):
-    """Raised inside a script's thread when its call was cancelled (a BaseException so no
-    ``except Exception`` in the interpreter swallows it)."""
-
-
 class _Run:
-    """One script run in a worker thread, stoppable from the event loop exactly once."""
+    """One script run in a worker thread, stoppable from the event loop.
+
+    Stopping is cooperative: the run's tick counter looks at ``stop`` between two
+    chunks of ticks (``lang.limits``), as it looks at the deadline, so the script
+    ends within a few milliseconds of work; a run not started yet never starts.
+    """
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._thread: int | None = None
-        self._finished = False
-        self._interrupted = False
-
-    def enter(self) -> None:
-        """Called first in the worker thread; raises ``_Interrupted`` if the call was already cancelled."""
-        with self._lock:
-            self._thread = threading.get_ident()
-            if self._interrupted:
-                raise _Interrupted
-
-    def finish(self) -> None:
-        with self._lock:
-            self._finished = True
-            if self._interrupted and self._thread is not None:
-                # withdraw an interrupt that has not been delivered yet
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self._thread), None)
+        self.stop = threading.Event()
 
     def interrupt(self) -> None:
-        """Stop the run: at once if it is running, before it starts otherwise."""
-        with self._lock:
-            if self._finished or self._interrupted:
-                return
-            self._interrupted = True
-            if self._thread is not None:
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(self._thread), ctypes.py_object(_Interrupted)
-                )
+        """Stop the run: soon if it is running, before it starts otherwise."""
+        self.stop.set()
 
 
 def _location(tool: RuneTool, error: RuneError) -> str:
@@ -205,20 +180,25 @@ def _call(
     tool = entry.tool
     out = io.StringIO()
     try:
-        run.enter()
+        if run.stop.is_set():
+            return None, 0.0  # cancelled before it started: nobody waits for this run
         CURRENT_CALL.set(context)  # this thread runs in a copy of the caller's context
         HOST_AWAIT.set(slot.outside)
         started = time.thread_time()
-        try:
-            value = entry.unit.call(
-                tool.function, *args, stdout=out, raw=True, deadline=context.deadline, max_memory=max_memory
-            )
-        finally:
-            run.finish()
+        value = entry.unit.call(
+            tool.function,
+            *args,
+            stdout=out,
+            raw=True,
+            deadline=context.deadline,
+            max_memory=max_memory,
+            stop=run.stop,
+        )
         return _unwrap(tool, value), time.thread_time() - started
-    except _Interrupted:
-        return None, 0.0  # nobody waits for this run any more: its caller was answered `timeout`
     except RuneError as exc:
+        if run.stop.is_set():  # stopped because its call was cancelled: nobody waits for this run
+            _log.debug("%s stopped early: %s", tool.name, exc.message)
+            return None, 0.0
         raise _failure(tool, exc) from None
     finally:
         if out.tell():

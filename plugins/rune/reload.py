@@ -139,7 +139,7 @@ class RuneCatalog:
 
     # -------------------------------------------------------------- discovery
 
-    async def discover(self, sources: list[str]) -> list[ToolSpec]:
+    async def discover(self, sources: list[str]) -> list[ToolSpec | tuple[ToolSpec, ToolEntry]]:
         """Load the files of ``sources`` (in a worker thread) and return the specs to serve."""
         # One discovery at a time: other plugins (sandbox, mcp) refresh the kernel too, and a
         # read that started before an edit must not be applied after the read that saw it.
@@ -219,9 +219,11 @@ class RuneCatalog:
                 attributes = {"file": path, "change": change, "digest": new.digest if new else None}
                 self._pending_events.append(("reloaded", name, attributes))
 
-    def specs(self) -> list[ToolSpec]:
-        """Specs of the served tools, plus an unavailable entry for each file that never loaded."""
-        specs = [_spec(entry.tool, self._digest(entry.tool)) for entry in self.tools.values()]
+    def specs(self) -> list[ToolSpec | tuple[ToolSpec, ToolEntry]]:
+        """Specs of the served tools (each paired with its entry), plus an unavailable one per file that never loaded."""
+        specs: list[ToolSpec | tuple[ToolSpec, ToolEntry]] = [
+            (_spec(entry.tool, self._digest(entry.tool)), entry) for entry in self.tools.values()
+        ]
         for path, version in sorted(self.failed.items()):
             name = placeholder_name(version)
             if path in self.good or name in self.tools:
@@ -252,9 +254,9 @@ class RuneCatalog:
     # -------------------------------------------------------------- execution
 
     def execute(self, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> Any:
-        """The awaitable result of one call, bound to the version served right now."""
-        entry = self.tools.get(spec.name)
-        if entry is None:
+        """The awaitable result of one call of the entry the kernel chose for ``spec`` (its latest refresh)."""
+        entry = context.kernel.implementation_of(spec.name)
+        if not isinstance(entry, ToolEntry):
             return _unavailable(spec)
         if self._pool is None:  # made on first use, inside the event loop
             self._pool = ScriptPool(self.settings.max_running, self.settings.max_waiting)
@@ -293,7 +295,7 @@ class RuneCatalog:
             ):
                 try:
                     await self.kernel.refresh_tools()
-                except Exception:  # noqa: BLE001 - the watcher must survive a failing refresh
+                except Exception:  # noqa: BLE001 - isolation boundary around plugins' discovery hooks
                     _log.exception("refreshing tools after a Rune file change failed")
         except FileNotFoundError as exc:
             _log.warning("stopped watching Rune files: %s", exc)

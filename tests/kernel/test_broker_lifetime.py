@@ -6,6 +6,7 @@ the state directory, so calls queued in it survive.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -16,11 +17,11 @@ import pytest
 from toolmesh.broker_keeper import MAX_RESTARTS
 from toolmesh.config import Settings
 from toolmesh.mesh import Mesh
-from toolmesh.testing import running_node
+from toolmesh.testing import eventually, running_node
 
 from tests.processes import NodeProcess, free_port, toolmesh
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 
 def _env(state: Path, port: int, **extra: str) -> dict[str, str]:
@@ -48,13 +49,31 @@ def _broker_pid(node_pid: int) -> int:
     return brokers[0]
 
 
+def _watching_a_broker(node_pid: int) -> bool:
+    """Whether the node holds a pidfd: its keeper opens one on the broker once that broker started."""
+    fds = Path(f"/proc/{node_pid}/fd")
+    links = []
+    for fd in fds.iterdir() if fds.exists() else ():
+        with contextlib.suppress(OSError):  # an fd closed meanwhile
+            links.append(os.readlink(fd))
+    return "anon_inode:[pidfd]" in links
+
+
 async def _wait_for_new_broker(node_pid: int, old: int | None) -> int:
-    with anyio.fail_after(20):
-        while True:
-            alive = [pid for pid, state in _children(node_pid).items() if state != "Z" and pid != old]
-            if alive:
-                return alive[0]
-            await anyio.sleep(0.05)
+    """The new broker's pid, once the node's keeper has started it and watches it (a kill before that would
+    be a failed start, not a death)."""
+
+    def started() -> int | None:
+        alive = [pid for pid, state in _children(node_pid).items() if state != "Z" and pid != old]
+        return alive[0] if alive and _watching_a_broker(node_pid) else None
+
+    return await eventually(started, timeout=20, interval=0.02)
+
+
+async def _queued(mesh: Mesh, settings: Settings, calls: int) -> bool:
+    """Whether ``calls`` durable calls reached the stream (sequence numbers only grow)."""
+    stream = await mesh.nc.jetstream().stream_info(settings.subjects.durable_stream)
+    return stream.state.last_seq >= calls
 
 
 async def test_killed_broker_is_restarted_and_reaped_by_its_node(tmp_path: Path):
@@ -108,7 +127,7 @@ async def test_killing_the_node_that_runs_the_broker_loses_no_queued_durable_cal
                 async with anyio.create_task_group() as tg:
                     for request_id in ids:
                         tg.start_soon(call, request_id)
-                    await anyio.sleep(0.3)  # all three are in the stream; one runs, two wait their turn
+                    await eventually(lambda: _queued(mesh, settings, 3), timeout=20)  # one runs, two wait
                     owner.kill()
             # Whatever the caller heard while the broker was down, each call has its result in the store.
             async with Mesh(settings=settings) as mesh:

@@ -8,11 +8,11 @@ import types
 from pathlib import Path
 
 import pytest
-
 import toolmesh
 from toolmesh.plugin_manager import create_plugin_manager
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-plugins.md"
+API = GUIDE.with_name("api.md")
 
 
 def _hooks() -> dict[str, tuple[str, ...]]:
@@ -52,3 +52,20 @@ def test_guide_examples_run():
         del sys.modules[module.__name__]
     assert isinstance(module.toolmesh_execute_tool, types.FunctionType)
     assert toolmesh.Reject is module.toolmesh.Reject
+
+
+def test_api_reference_examples_run(toolmesh_settings, monkeypatch):
+    """The Python blocks of docs/api.md, run in order as one module against a real broker, pass their assertions."""
+    blocks = re.findall(r"```python\n(.*?)```", API.read_text(), re.DOTALL)
+    assert len(blocks) >= 6
+    # the examples join "the mesh TOOLMESH_NATS_URL names", as a reader's `toolmesh up` would provide
+    monkeypatch.setenv("TOOLMESH_NATS_URL", toolmesh_settings.nats_url)
+    monkeypatch.setenv("TOOLMESH_PREFIX", toolmesh_settings.prefix)
+    module = types.ModuleType("toolmesh_api_example")
+    sys.modules[module.__name__] = module
+    try:
+        for block in blocks:
+            exec(compile(block, str(API), "exec"), module.__dict__)  # noqa: S102 - our own docs
+    finally:
+        del sys.modules[module.__name__]
+    assert module.add(2, 3) == 5

@@ -7,6 +7,7 @@ import pytest
 
 from toolmesh import Kernel, hookimpl
 from toolmesh.contracts import ToolSpec
+from toolmesh.testing import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +39,7 @@ async def test_concurrent_refreshes_run_one_at_a_time_and_the_newest_wins() -> N
     async with kernel:
         async with anyio.create_task_group() as tg:
             tg.start_soon(kernel.refresh_tools)
-            await anyio.sleep(0.001)
+            await eventually(lambda: plugin.running == 1, timeout=5)  # the first refresh is discovering
             tg.start_soon(kernel.refresh_tools)
     assert plugin.most_at_once == 1
     assert [spec.name for spec in kernel.tools] == [f"gen{plugin.generation}"]

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import time
 import uuid
+from functools import partial
 
 import anyio
 import anyio.to_thread
 import pytest
 
+from tests.event_subscriptions import follow_events, kinds_of
 from tests.processes import NodeProcess
 from toolmesh.config import Settings
+from toolmesh.contracts import ToolEvent, ToolRequest
 from toolmesh.mesh import Mesh
+from toolmesh.testing import eventually
 
 pytestmark = pytest.mark.anyio
 
@@ -22,6 +25,12 @@ def _env(ttl: float) -> dict[str, str]:
 
 async def _node_names(mesh: Mesh) -> set[str]:
     return {entry.node for entry in await mesh.nodes()}
+
+
+async def _served_by(mesh: Mesh, node: str) -> bool:
+    """A few quick calls, all answered by ``node`` (one routed to a dead node times out instead)."""
+    results = [await mesh.call("add", {"a": 1, "b": 1}, timeout=0.25) for _ in range(5)]
+    return all(not result.is_error and result.node == node for result in results)
 
 
 async def test_two_nodes_share_load_and_survive_kill_9(toolmesh_broker):
@@ -36,15 +45,17 @@ async def test_two_nodes_share_load_and_survive_kill_9(toolmesh_broker):
             assert {result.node for result in served} == {first.name, second.name}
 
             first.kill()
-            await anyio.sleep(0.3)
+            # the broker drops the dead node's subscription once it sees the connection close
+            await eventually(lambda: _served_by(mesh, second.name), timeout=15)
             after = [await mesh.call("add", {"a": i, "b": 1}) for i in range(20)]
             assert [result.structured_content for result in after] == [i + 1 for i in range(20)]
             assert {result.node for result in after} == {second.name}
 
-            deadline = time.monotonic() + 5
-            while first.name in await _node_names(mesh) and time.monotonic() < deadline:
-                await anyio.sleep(0.1)
-            assert await _node_names(mesh) == {second.name}
+            await eventually(lambda: _only_node(mesh, second.name), timeout=5, what="the dead node expiring")
+
+
+async def _only_node(mesh: Mesh, node: str) -> bool:
+    return await _node_names(mesh) == {node}
 
 
 async def test_graceful_stop_leaves_the_catalog_at_once(toolmesh_broker):
@@ -75,6 +86,10 @@ async def test_new_node_is_callable_within_a_second(toolmesh_broker):
     assert "word_count" in tools
 
 
+def _all_started(events: list[ToolEvent], requests: list[ToolRequest]) -> bool:
+    return all("started" in kinds_of(events, request.id) for request in requests)
+
+
 async def test_sigterm_drains_accepted_calls(toolmesh_broker):
     """Calls in flight when a node gets SIGTERM all finish with their results; none is dropped."""
     prefix = f"s{uuid.uuid4().hex[:8]}"
@@ -82,15 +97,21 @@ async def test_sigterm_drains_accepted_calls(toolmesh_broker):
     with NodeProcess("examples/slow_tools.py", "--nats", toolmesh_broker.url, "--prefix", prefix) as node:
         async with Mesh(settings=settings) as mesh:
             results = []
+            requests = [mesh.new_request("sleep", {"seconds": 0.5 + i / 100}) for i in range(20)]
 
-            async def one(i: int) -> None:
-                results.append(await mesh.call("sleep", {"seconds": 0.5 + i / 100}))
+            async def one(request: ToolRequest) -> None:
+                results.append(await mesh.send(request))
 
-            async with anyio.create_task_group() as tg:
-                for i in range(20):
-                    tg.start_soon(one, i)
-                await anyio.sleep(0.2)
-                await anyio.to_thread.run_sync(node.process.terminate)
+            async with anyio.create_task_group() as following:
+                probe = partial(mesh.call, "sleep", {"seconds": 0})
+                seen = await follow_events(mesh, following, "sleep", probe)
+                async with anyio.create_task_group() as tg:
+                    for request in requests:
+                        tg.start_soon(one, request)
+                    # SIGTERM only once the node has started every call
+                    await eventually(partial(_all_started, seen, requests), timeout=10)
+                    await anyio.to_thread.run_sync(node.process.terminate)
+                following.cancel_scope.cancel()
             output = await anyio.to_thread.run_sync(node.process.communicate)
     assert [result.is_error for result in results] == [False] * 20
     assert sorted(result.structured_content for result in results) == [0.5 + i / 100 for i in range(20)]

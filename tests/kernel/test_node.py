@@ -10,9 +10,11 @@ import pytest
 import toolmesh
 from toolmesh.contracts import ErrorCode, ToolCallback, ToolRequest, decode_result, encode
 from toolmesh.mesh import Mesh
-from toolmesh.testing import running_node
+from toolmesh.testing import eventually, running_node
 
-pytestmark = pytest.mark.anyio
+from tests.event_subscriptions import follow_events, kinds_of
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 EXAMPLES = ["examples/math_tools.py", "examples/text_tools.py", "examples/slow_tools.py"]
 
@@ -142,20 +144,12 @@ async def test_events_are_published(toolmesh_settings):
     """started and finished events of a call reach a subscriber."""
     async with running_node(toolmesh_settings, sources=EXAMPLES):
         async with Mesh(settings=toolmesh_settings) as mesh:
-            seen = []
-
-            async def follow() -> None:
-                async for event in mesh.events(tool="add"):
-                    seen.append(event)
-                    if event.kind == "finished":
-                        return
-
             async with anyio.create_task_group() as tg:
-                tg.start_soon(follow)
-                await anyio.sleep(0.1)
+                seen = await follow_events(mesh, tg, "add", lambda: mesh.call("add", {"a": 0, "b": 0}))
                 result = await mesh.call("add", {"a": 1, "b": 2})
-    assert [event.kind for event in seen] == ["started", "finished"]
-    assert {event.request_id for event in seen} == {result.id}
+                await eventually(lambda: "finished" in kinds_of(seen, result.id), timeout=5)
+                tg.cancel_scope.cancel()
+    assert kinds_of(seen, result.id) == ["started", "finished"]
 
 
 async def test_drain_finishes_in_flight_calls(toolmesh_settings):
@@ -169,12 +163,14 @@ async def test_drain_finishes_in_flight_calls(toolmesh_settings):
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(slow)
-                await anyio.sleep(0.1)
+                await eventually(lambda: node.inflight == 1, timeout=5)  # the node accepted the call
                 node.stop()
-                await anyio.sleep(0.05)
-                listed = await mesh.list_tools()
-        assert listed == []
+                await eventually(lambda: _empty_catalog(mesh), timeout=5, what="the catalog emptying")
         assert len(results) == 1 and results[0].structured_content == 0.5
+
+
+async def _empty_catalog(mesh: Mesh) -> bool:
+    return await mesh.list_tools() == []
 
 
 async def test_nested_call_goes_through_the_mesh(toolmesh_settings):
@@ -234,23 +230,20 @@ async def test_a_caller_that_gives_up_cancels_the_call_on_the_node(toolmesh_sett
 
     async with running_node(toolmesh_settings, sources=[linger]) as node:
         async with Mesh(settings=toolmesh_settings) as mesh:
-            kinds = []
-
-            async def follow() -> None:
-                async for event in mesh.events(tool="linger"):
-                    kinds.append(event.kind)
-                    if event.kind == "cancelled":
-                        return
-
             async with anyio.create_task_group() as tg:
-                tg.start_soon(follow)
-                await anyio.sleep(0.1)
-                with anyio.move_on_after(0.3):
-                    await mesh.call("linger", {"seconds": 5.0}, timeout=30)
-                with anyio.fail_after(5):
-                    while "cancelled" not in kinds:
-                        await anyio.sleep(0.05)
+                seen = await follow_events(mesh, tg, "linger", lambda: mesh.call("linger", {"seconds": 0}))
+                request = mesh.new_request("linger", {"seconds": 5.0}, timeout=30)
+
+                async def give_up_once_started() -> None:
+                    await eventually(lambda: "started" in kinds_of(seen, request.id), timeout=5)
+                    calling.cancel()
+
+                with anyio.CancelScope() as calling:
+                    tg.start_soon(give_up_once_started)
+                    await mesh.send(request)
+                await eventually(lambda: "cancelled" in kinds_of(seen, request.id), timeout=5)
+                tg.cancel_scope.cancel()
             after = await mesh.call("linger", {"seconds": 0.01})
     assert stopped == ["cancelled"]
-    assert kinds == ["started", "cancelled"]
+    assert kinds_of(seen, request.id) == ["started", "cancelled"]
     assert after.structured_content == 0.01 and node.inflight == 0

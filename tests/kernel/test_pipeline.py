@@ -28,7 +28,7 @@ from toolmesh.context import CallContext
 from toolmesh.plugin_manager import await_maybe
 from toolmesh.validation import ValidationIssue
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 ToolBody = Callable[[dict[str, Any], CallContext], Any]
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import re
+from pathlib import Path
 from types import ModuleType
 
 import pytest
-
 import toolmesh
 import toolmesh.contracts
+import toolmesh.testing
 
 
 def _public_definitions(module: ModuleType) -> set[str]:
@@ -83,6 +85,34 @@ def test_error_classes_map_to_their_codes() -> None:
     codes = [cls.code for cls in call_errors]
     assert len(codes) == len(set(codes))
     assert all(error_class(cls.code) is cls for cls in call_errors)
+
+
+_API_PAGE = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+
+
+def _documented_names() -> list[str]:
+    """Names the reference page describes: each has a list item starting with its name in bold code."""
+    return re.findall(r"^- \*\*`(\w+)`\*\* — \S", _API_PAGE.read_text(), re.MULTILINE)
+
+
+@pytest.mark.parametrize("module", [toolmesh, toolmesh.testing], ids=lambda module: module.__name__)
+def test_every_public_name_is_on_the_reference_page(module: ModuleType) -> None:
+    """docs/api.md gives each name of __all__ its sentence."""
+    assert sorted(set(module.__all__) - set(_documented_names())) == []
+
+
+def test_the_reference_page_documents_only_public_names() -> None:
+    """Nothing on docs/api.md is stale: every name it describes exists, once."""
+    documented = _documented_names()
+    assert sorted(set(documented) - {*toolmesh.__all__, *toolmesh.testing.__all__}) == []
+    assert len(documented) == len(set(documented))
+
+
+@pytest.mark.parametrize("name", sorted(set(toolmesh.__all__) - {"__version__"}))
+def test_public_names_are_the_kernel_objects(name: str) -> None:
+    """A public name is the kernel's own object, not a copy, so the old module paths keep working alike."""
+    module = importlib.import_module(f"toolmesh.{toolmesh._MODULE_OF[name]}")
+    assert getattr(toolmesh, name) is getattr(module, toolmesh._NAME_IN_MODULE.get(name, name))
 
 
 def test_version_matches_the_distribution() -> None:

@@ -23,7 +23,7 @@ from toolmesh.testing import running_node
 
 from tests.processes import toolmesh as run_toolmesh
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 DEPTH = 64
 """The default ``max_argument_depth``."""

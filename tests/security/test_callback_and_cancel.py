@@ -20,12 +20,13 @@ from toolmesh.config import Settings
 from toolmesh.contracts import CancelRequest, ErrorCode, ToolCallback, ToolResult, decode_result, encode
 from toolmesh.identity import sign_request
 from toolmesh.mesh import Mesh, connect_nats
-from toolmesh.testing import running_node, test_settings
+from toolmesh.node import Node
+from toolmesh.testing import eventually, running_node, test_settings
 
 from tests.nats_servers import NatsServer
 from tests.processes import ROOT
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 PASSWORDS = {"TOOLMESH_NODE_PASSWORD": "node-pw-0123", "TOOLMESH_ALICE_PASSWORD": "alice-pw-0123",
              "TOOLMESH_BOB_PASSWORD": "bob-pw-0123"}
@@ -107,6 +108,20 @@ async def _started_id(
     return msgspec.json.decode(message.data)["request_id"], task
 
 
+async def _delivered(node: Node, watcher: NATS, subscriptions: list[Any]) -> None:
+    """Everything the node published so far has reached the watcher's callbacks.
+
+    The node ran every call (so it published whatever it was going to), the server has all of it once the
+    node's connection is flushed, and the watcher's flush answers only after the server passed it every
+    matching message; last, the watcher's callbacks take each from its queue.
+    """
+    await eventually(lambda: node.inflight == 0, timeout=WAIT)
+    assert node.nc is not None
+    await node.nc.flush(timeout=WAIT)
+    await watcher.flush(timeout=WAIT)
+    await eventually(lambda: all(sub.pending_msgs == 0 for sub in subscriptions), timeout=WAIT)
+
+
 async def test_a_callback_outside_the_callers_namespace_is_refused_before_the_tool_runs(
     permissions_server: NatsServer,
 ) -> None:
@@ -125,13 +140,15 @@ async def test_a_callback_outside_the_callers_namespace_is_refused_before_the_to
         "empty_token": "tool.callback.bob..x",
     }
     recorder = Recorder()
-    async with running_node(node, sources=tools.sources), \
+    async with running_node(node, sources=tools.sources) as serving, \
             Mesh(settings=_user(server, "bob")) as bob, Mesh(settings=_user(server, "alice")) as alice:
         watcher = await connect_nats(server.url, name="watcher", settings=node)
         try:
-            for subject in (*targets.values(), "tool.callback.alice.>", "tool.result.alice.>"):
-                if ">" not in subject and ".." not in subject:
-                    await watcher.subscribe(subject, cb=recorder.on_message)
+            subscriptions = [
+                await watcher.subscribe(subject, cb=recorder.on_message)
+                for subject in (*targets.values(), "tool.callback.alice.>", "tool.result.alice.>")
+                if ">" not in subject and ".." not in subject
+            ]
             await watcher.flush()
             outcomes: dict[str, ToolResult] = {}
             for name, target in targets.items():
@@ -147,7 +164,7 @@ async def test_a_callback_outside_the_callers_namespace_is_refused_before_the_to
             # The node still answers, callbacks included, for both users.
             received: list[ToolCallback] = []
             ok = await bob.call("echo", {"message": "still here"}, on_callback=received.append)
-            await anyio.sleep(0.3)  # anything published by mistake would have arrived by now
+            await _delivered(serving, watcher, subscriptions)  # anything published by mistake is recorded now
             names = await alice.node_names()
             alice_inbox = alice.inbox()
         finally:
@@ -171,19 +188,20 @@ async def test_a_reply_subject_outside_every_inbox_gets_no_answer(permissions_se
     server = permissions_server
     node = _user(server, "node")
     recorder = Recorder()
-    async with running_node(node, sources=tools.sources), Mesh(settings=_user(server, "bob")) as bob:
+    async with running_node(node, sources=tools.sources) as serving, \
+            Mesh(settings=_user(server, "bob")) as bob:
         watcher = await connect_nats(server.url, name="watcher", settings=node)
         try:
-            for subject in ("tool.request.admin~wipe", "$KV.toolmesh_catalog_tool.evil-node", "elsewhere.>"):
-                await watcher.subscribe(subject, cb=recorder.on_message)
+            watched = ("tool.request.admin~wipe", "$KV.toolmesh_catalog_tool.evil-node", "elsewhere.>")
+            subscriptions = [await watcher.subscribe(subject, cb=recorder.on_message) for subject in watched]
             await watcher.flush()
             nc = bob._connection()
             request = encode(bob.new_request("echo", {"message": "m"}))
             for reply in ("tool.request.admin~wipe", "$KV.toolmesh_catalog_tool.evil-node", "elsewhere.x"):
                 await nc.publish("tool.request.echo", request, reply=reply)
             await nc.flush()
-            ok = await bob.call("echo", {"message": "answered"})
-            await anyio.sleep(0.3)
+            ok = await bob.call("echo", {"message": "answered"})  # the node got it after the three above
+            await _delivered(serving, watcher, subscriptions)
         finally:
             await watcher.close()
     assert recorder.messages == [] and tools.wiped == []

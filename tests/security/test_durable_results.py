@@ -23,7 +23,7 @@ from toolmesh.testing import running_node, test_settings
 from tests.nats_servers import NatsServer
 from tests.processes import ROOT
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 SECRET = "durable-results-secret-0123456789"
 TOOLS = ["examples/secured_tools.py"]

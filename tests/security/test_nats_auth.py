@@ -28,7 +28,7 @@ from toolmesh.testing import running_node, test_settings
 from tests.nats_servers import NatsServer
 from tests.processes import ROOT, toolmesh
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 TOOLS = ["examples/secured_tools.py"]
 PASSWORDS = {"TOOLMESH_NODE_PASSWORD": "node-pw-0123", "TOOLMESH_ALICE_PASSWORD": "alice-pw-0123",

@@ -1,63 +1,65 @@
-"""The crewAI adapter, when crewai is installed: mesh tools as crewAI tools and crewAI tools on the mesh."""
+"""The crewAI adapter against the real crewai package: mesh tools as crewAI tools, crewAI tools on the mesh.
+
+Marked ``crewai`` and deselected by default: crewai>=1 cannot share an environment with the mcp extra (see
+the ``crewai`` extra in pyproject.toml). Run in an environment with ``pip install -e '.[crewai]' pytest
+pytest-timeout hypothesis blockbuster``:
+``python -m pytest -m crewai tests/plugins/crew/test_crewai_adapter.py``.
+Nothing here is skipped when crewai is missing: a run that selects these tests fails instead.
+"""
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
+import anyio
 import pytest
+from toolmesh import Mesh, SyncMesh
+from toolmesh.plugins import crew
+from toolmesh.testing import running_node
 
-crewai = pytest.importorskip("crewai")
+from .conftest import standard_tools
 
-import anyio  # noqa: E402
-from crewai.tools import BaseTool, EnvVar  # noqa: E402
-from pydantic import BaseModel, Field  # noqa: E402
-
-import toolmesh.plugins.crew as crew  # noqa: E402
-from toolmesh import Mesh, SyncMesh  # noqa: E402
-from toolmesh.plugins.crew.crewai_adapter import CrewAIToolsPlugin, args_model, crewai_tools, mesh_spec  # noqa: E402
-from toolmesh.testing import running_node  # noqa: E402
-
-from .conftest import standard_tools  # noqa: E402
+pytestmark = pytest.mark.crewai
 
 
-class ShoutInput(BaseModel):
-    text: str = Field(..., description="What to shout")
+@pytest.fixture(scope="module")
+def samples() -> ModuleType:
+    """The crewAI tools of these tests (importing them imports crewai)."""
+    return importlib.import_module("tests.plugins.crew.crewai_samples")
 
 
-class ShoutTool(BaseTool):
-    name: str = "Shout Text"
-    description: str = "Shout the text back."
-    args_schema: type[BaseModel] = ShoutInput
-    max_usage_count: int | None = 5
-
-    def _run(self, text: str) -> str:
-        return text.upper() + "!"
+@pytest.fixture(scope="module")
+def adapter(samples: ModuleType) -> ModuleType:
+    """The adapter module, imported after ``samples`` turned crewai's reporting off."""
+    return importlib.import_module("toolmesh.plugins.crew.crewai_adapter")
 
 
-class NeedsKey(ShoutTool):
-    name: str = "Needs Key"
-    env_vars: list[EnvVar] = [EnvVar(name="CREW_ADAPTER_KEY", description="the key", required=True)]
-
-
-def test_args_model_from_schema() -> None:
+def test_args_model_from_schema(adapter: ModuleType) -> None:
     spec = next(spec for spec, _ in standard_tools() if spec.name == "add")
-    model = args_model(spec)
+    model = adapter.args_model(spec)
     assert model(a=1, b=2).model_dump() == {"a": 1, "b": 2}
     with pytest.raises(Exception, match="b"):
         model(a=1)
 
 
-def test_mesh_spec_of_a_crewai_tool(monkeypatch) -> None:
+def test_mesh_spec_of_a_crewai_tool(
+    monkeypatch, adapter: ModuleType, samples: ModuleType
+) -> None:
     monkeypatch.delenv("CREW_ADAPTER_KEY", raising=False)
-    spec = mesh_spec(ShoutTool())
+    spec = adapter.mesh_spec(samples.ShoutTool())
     assert (spec.name, spec.title, spec.max_usage_count) == ("shout_text", "Shout Text", 5)
     assert spec.input_schema["required"] == ["text"]
-    keyed = mesh_spec(NeedsKey())
+    keyed = adapter.mesh_spec(samples.NeedsKey())
     assert keyed.required_env == ("CREW_ADAPTER_KEY",)
     assert "CREW_ADAPTER_KEY (the key)" in crew.check_env(keyed)
 
 
 @pytest.mark.anyio
-async def test_both_directions_over_a_real_mesh(toolmesh_settings, tools_plugin) -> None:
-    served = CrewAIToolsPlugin([ShoutTool()])
+async def test_both_directions_over_a_real_mesh(
+    toolmesh_settings, tools_plugin, adapter: ModuleType, samples: ModuleType
+) -> None:
+    served = adapter.CrewAIToolsPlugin([samples.ShoutTool()])
     async with running_node(toolmesh_settings, plugins=[tools_plugin, served, crew], load_entrypoints=False):
         async with Mesh(settings=toolmesh_settings) as mesh:
             shouted = await mesh.call("shout_text", {"text": "hi"})
@@ -65,7 +67,7 @@ async def test_both_directions_over_a_real_mesh(toolmesh_settings, tools_plugin)
         def use_from_crewai() -> tuple[str, str, bool, list[bool], str]:
             with SyncMesh(toolmesh_settings.nats_url, prefix=toolmesh_settings.prefix) as sync:
                 names = ["add", "finish", "shout_text", "search_web", "flaky"]
-                tools = {tool.name: tool for tool in crewai_tools(sync, only=names)}
+                tools = {tool.name: tool for tool in adapter.crewai_tools(sync, only=names)}
                 caching = [tools[name].cache_function({}, "x") for name in ("add", "search_web")]
                 return (
                     tools["add"].run(a=2, b=3),
@@ -80,3 +82,45 @@ async def test_both_directions_over_a_real_mesh(toolmesh_settings, tools_plugin)
     assert (added, shout_via_crewai, answer) == ("5", "YO!", True)
     assert caching == [False, True]
     assert failed.startswith("Error (execution_failed):") and "boom" in failed
+
+
+@pytest.mark.anyio
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:crewai")  # crewai reading its own deprecated fields
+async def test_a_crewai_agent_runs_mesh_tools_in_a_real_crew(
+    toolmesh_settings, tools_plugin, adapter: ModuleType, samples: ModuleType
+) -> None:
+    """crewAI's own agent loop (prompt, parse, tool run, observation) drives mesh tools through the adapter,
+    and a result_as_answer tool's output becomes the crew's answer.
+
+    Two tool uses only: crewAI appends its tool list to every third observation (its format reminder), and
+    that text would become part of a result_as_answer answer.
+    """
+    from crewai import Agent, Crew, Task
+
+    samples.SCRIPT[:] = [
+        'Thought: add first\nAction: add\nAction Input: {"a": 20, "b": 22}',
+        'Thought: write it up\nAction: finish\nAction Input: {"text": "sum is 42"}',
+    ]
+    samples.PROMPTS.clear()
+    async with running_node(toolmesh_settings, plugins=[tools_plugin, crew], load_entrypoints=False):
+
+        def kickoff() -> str:
+            with SyncMesh(toolmesh_settings.nats_url, prefix=toolmesh_settings.prefix) as sync:
+                agent = Agent(
+                    role="Adder",
+                    goal="Add numbers with the mesh's tools",
+                    backstory="Uses tools only.",
+                    llm=samples.ScriptedLLM(model="scripted"),
+                    tools=adapter.crewai_tools(sync, only=["add", "finish"]),
+                    max_iter=5,
+                    verbose=False,
+                )
+                task = Task(description="Add 20 and 22, then report.", expected_output="a report",
+                            agent=agent)
+                return str(Crew(agents=[agent], tasks=[task], verbose=False).kickoff())
+
+        answer = await anyio.to_thread.run_sync(kickoff)
+    assert answer == "REPORT: sum is 42"
+    assert samples.SCRIPT == []  # every scripted step was asked for
+    assert tools_plugin.runs == {"add": 1, "finish": 1}
+    assert "42" not in samples.PROMPTS[0] and "42" in samples.PROMPTS[1]  # the mesh's answer, observed

@@ -16,7 +16,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from toolmesh import Settings
 from toolmesh.contracts import ToolSpec
-from toolmesh.testing import running_node
+from toolmesh.testing import eventually, running_node
 
 from tests.plugins.mcp.mesh_tools import FunctionTools, standard_tools
 from tests.plugins.mcp.peers import HttpGateway, gateway_command
@@ -269,7 +269,7 @@ async def _sse_lines(response: httpx2.Response, until: Any, seconds: float = 10.
 async def test_a_broken_stream_resumes_with_last_event_id_for_its_own_session_only(
     toolmesh_settings: Settings,
 ) -> None:
-    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False):
+    async with running_node(toolmesh_settings, plugins=[standard_tools()], load_entrypoints=False) as node:
         async with HttpGateway(toolmesh_settings) as gateway, httpx2.AsyncClient(timeout=30) as http:
             owner, other = RawSession(http, gateway.url), RawSession(http, gateway.url)
             for raw in (owner, other):
@@ -293,7 +293,7 @@ async def test_a_broken_stream_resumes_with_last_event_id_for_its_own_session_on
             last_event_id = (
                 first[-1].removeprefix("id:").strip()
             )  # the connection drops after the first event
-            await anyio.sleep(1.0)  # the call finishes meanwhile; its result waits in the event store
+            await eventually(lambda: node.inflight == 0, timeout=10)  # its result waits in the event store
 
             def resume(raw: RawSession) -> Any:
                 return http.stream(

@@ -146,11 +146,12 @@ async def test_progress_log_sampling_and_elicitation_reach_the_client(toolmesh_s
 async def test_a_question_waiting_for_a_person_does_not_hold_up_other_calls(
     toolmesh_settings: Settings,
 ) -> None:
-    release = anyio.Event()
+    release, asked = anyio.Event(), anyio.Event()
 
     async def slow_person(
         context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult:
+        asked.set()
         await release.wait()
         return types.ElicitResult(action="accept", content={"ok": True})
 
@@ -171,7 +172,8 @@ async def test_a_question_waiting_for_a_person_does_not_hold_up_other_calls(
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(confirm)
-                await anyio.sleep(0.5)  # the confirm call now waits for the person
+                with anyio.fail_after(10):
+                    await asked.wait()  # the confirm call now waits for the person
                 with anyio.fail_after(10):
                     done = await client.call_tool(
                         "slow", {"steps": 2, "pause": 0.01}, progress_callback=log.on_progress

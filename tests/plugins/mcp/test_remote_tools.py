@@ -9,18 +9,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 import toolmesh
 import toolmesh.plugins.mcp as mcp_plugin
 from toolmesh import Kernel, Mesh, Settings
 from toolmesh.contracts import ErrorCode, ImageContent, TextContent, ToolEvent, ToolRequest, ToolSpec
-from toolmesh.testing import running_node
+from toolmesh.testing import eventually, running_node
 
 from tests.plugins.mcp.mesh_tools import standard_tools
 from tests.plugins.mcp.peers import HttpFixtureServer, stdio_fixture, with_servers
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 
 class ToolSetRecorder:
@@ -44,12 +43,6 @@ class ToolSetRecorder:
             for tools in self.sets
             if name in tools and not tools[name].available
         ]
-
-
-async def wait_until(predicate: Any, timeout: float = 10.0) -> None:
-    with anyio.fail_after(timeout):
-        while not predicate():
-            await anyio.sleep(0.02)
 
 
 def kernel_for(settings: Settings, *plugins: object) -> Kernel:
@@ -111,7 +104,7 @@ async def test_progress_becomes_events_and_the_deadline_cancels_the_remote_call(
         assert timed_out.is_error and timed_out.error.code == ErrorCode.TIMEOUT
         assert time.monotonic() - started < 2
         # notifications/cancelled reached the server: its handler was cancelled, not left running.
-        await wait_until(lambda: marker.exists() and "cancelled" in marker.read_text())
+        await eventually(lambda: marker.exists() and "cancelled" in marker.read_text())
         assert marker.read_text().splitlines() == ["finished", "cancelled"]
 
 
@@ -140,7 +133,7 @@ async def test_list_changed_refreshes_the_catalog() -> None:
     async with kernel_for(with_servers(Settings(), fx=stdio_fixture())) as kernel:
         assert kernel.get_tool("fx_extra") is None
         assert (await call(kernel, "fx_grow")).text == "grown"
-        await wait_until(lambda: kernel.get_tool("fx_extra") is not None)
+        await eventually(lambda: kernel.get_tool("fx_extra") is not None)
         assert (await call(kernel, "fx_extra")).text == "extra"
 
 
@@ -150,10 +143,10 @@ async def test_a_server_killed_mid_call_marks_its_tools_unavailable_then_recover
         crashed = await call(kernel, "fx_crash")
         assert crashed.is_error and crashed.error.code == ErrorCode.UNAVAILABLE
         assert "went away" in crashed.error.message
-        await wait_until(lambda: recorder.reasons("fx_add"))
+        await eventually(lambda: recorder.reasons("fx_add"))
         assert "is down" in recorder.reasons("fx_add")[0]
         # the supervisor restarts the stdio server with backoff
-        await wait_until(lambda: (kernel.get_tool("fx_add") or ToolSpec(name="x", available=False)).available)
+        await eventually(lambda: (kernel.get_tool("fx_add") or ToolSpec(name="x", available=False)).available)
         assert (await call(kernel, "fx_add", {"a": 1, "b": 1})).structured_content == {"total": 2}
 
 
@@ -166,7 +159,7 @@ async def test_a_server_writing_garbage_is_marked_unavailable() -> None:
         assert result.is_error and result.error.code == ErrorCode.UNAVAILABLE
         assert "malformed JSON-RPC" in result.error.message
         assert time.monotonic() - started < 5  # failed at once, not at the deadline
-        await wait_until(lambda: recorder.reasons("bad_echo"))
+        await eventually(lambda: recorder.reasons("bad_echo"))
         assert "malformed JSON-RPC" in recorder.reasons("bad_echo")[0]
 
 
@@ -194,15 +187,15 @@ async def test_a_dead_or_hanging_server_leaves_the_node_serving(
             assert http_fixture_server.process is not None
             os.kill(http_fixture_server.process.pid, signal.SIGSTOP)  # hangs: pings go unanswered
             try:
-                await wait_until(lambda: not node.kernel.get_tool("remote_add").available)
+                await eventually(lambda: not node.kernel.get_tool("remote_add").available)
                 unavailable = await mesh.call("remote_add", {"a": 1, "b": 2})
                 assert unavailable.error.code == ErrorCode.UNAVAILABLE
                 assert "is down" in unavailable.error.message
                 assert (await mesh.call("add", {"a": 1, "b": 2})).structured_content == 3
             finally:
                 os.kill(http_fixture_server.process.pid, signal.SIGCONT)
-            await wait_until(lambda: node.kernel.get_tool("remote_add").available)
+            await eventually(lambda: node.kernel.get_tool("remote_add").available)
 
             http_fixture_server.kill()  # dies
-            await wait_until(lambda: not node.kernel.get_tool("remote_add").available)
+            await eventually(lambda: not node.kernel.get_tool("remote_add").available)
             assert (await mesh.call("add", {"a": 2, "b": 2})).structured_content == 4

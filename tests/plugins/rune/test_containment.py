@@ -20,9 +20,9 @@ import toolmesh.plugins.python as python_plugin
 import toolmesh.plugins.rune as rune_plugin
 from toolmesh import Mesh, Settings
 from toolmesh.contracts import ToolResult
-from toolmesh.testing import running_node
+from toolmesh.testing import eventually, running_node
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 PLUGINS = [rune_plugin, python_plugin]
 
@@ -146,7 +146,7 @@ async def test_spinning_scripts_stop_at_their_deadline_while_other_tools_answer(
     spins = 40
     ended: list[tuple[float, ToolResult]] = []
     answers: list[float] = []
-    async with serve(toolmesh_settings, tools), Mesh(settings=toolmesh_settings) as mesh:
+    async with serve(toolmesh_settings, tools) as node, Mesh(settings=toolmesh_settings) as mesh:
         assert (await mesh.call("deep", {"n": 3})).structured_content == 3
 
         async def spin() -> None:
@@ -165,7 +165,8 @@ async def test_spinning_scripts_stop_at_their_deadline_while_other_tools_answer(
         async with anyio.create_task_group() as tg:
             for _ in range(spins):
                 tg.start_soon(spin)
-            await anyio.sleep(0.2)  # the spins are running or waiting for a slot
+            # the node took every spin: they run or wait for a slot (or, on a slow machine, ended already)
+            await eventually(lambda: node.inflight + len(ended) >= spins, timeout=20)
             tg.start_soon(ask)
 
         # every script stopped: the process is idle again, and the node still answers
@@ -197,7 +198,7 @@ async def test_python_recursion_is_unaffected_by_running_scripts(
         return value
 
     settings = msgspec.structs.replace(toolmesh_settings, max_argument_depth=256)
-    async with serve(settings, tools), Mesh(settings=settings) as mesh:
+    async with serve(settings, tools) as node, Mesh(settings=settings) as mesh:
         results: dict[str, Any] = {}
         async with anyio.create_task_group() as tg:
 
@@ -206,7 +207,7 @@ async def test_python_recursion_is_unaffected_by_running_scripts(
 
             for i in range(3):
                 tg.start_soon(call, f"spin{i}", "rune_spin", {})
-            await anyio.sleep(0.3)  # the scripts run now
+            await eventually(lambda: node.inflight == 3, timeout=10)  # the scripts run now
             assert sys.getrecursionlimit() == limit
             await call("deep", "deep", {"n": 800})
             await call("nested", "depth_of", {"value": nested(250)})
@@ -252,7 +253,7 @@ pub async fn outer(x) { toolmesh::call("rune_twice_of", #{x: x}).await? + 1 }
 async def test_admission_refuses_past_the_waiting_line(toolmesh_settings: Settings, tools: Path) -> None:
     """One script runs, one waits; a third is refused at once, retryable, with a retry hint."""
     async with (
-        serve(toolmesh_settings, tools, rune={"max_running": 1, "max_waiting": 1}),
+        serve(toolmesh_settings, tools, rune={"max_running": 1, "max_waiting": 1}) as node,
         Mesh(settings=toolmesh_settings) as mesh,
     ):
         results: list[ToolResult] = []
@@ -262,9 +263,9 @@ async def test_admission_refuses_past_the_waiting_line(toolmesh_settings: Settin
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(spin)
-            await anyio.sleep(0.2)  # it runs
+            await eventually(lambda: node.inflight == 1, timeout=10)  # it runs
             tg.start_soon(spin)
-            await anyio.sleep(0.2)  # it waits
+            await eventually(lambda: node.inflight == 2, timeout=10)  # it waits
             refused = await mesh.call("rune_spin", {}, timeout=30)
             assert refused.error is not None and refused.error.code == "unavailable", refused
             assert refused.error.retryable and refused.error.details is not None

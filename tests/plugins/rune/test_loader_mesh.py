@@ -14,7 +14,7 @@ import toolmesh.plugins.rune.executor as rune_executor
 from toolmesh import Mesh, Settings
 from toolmesh.testing import running_node
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
