@@ -20,7 +20,6 @@ from pathlib import Path
 
 import anyio
 import nats
-
 import toolmesh
 from toolmesh.broker import EmbeddedBroker
 from toolmesh.config import Settings
@@ -88,7 +87,7 @@ async def measure(calls: int, concurrency: int, rounds: int) -> dict[str, dict[s
         from nats.micro import add_service
 
         service = await add_service(raw, name="bench", version="0.0.1")
-        async def micro_handler(request) -> None:  # noqa: ANN001
+        async def micro_handler(request) -> None:
             await request.respond(request.data)
 
         await service.add_endpoint(name="echo", subject="bench.micro", handler=micro_handler)
@@ -97,33 +96,35 @@ async def measure(calls: int, concurrency: int, rounds: int) -> dict[str, dict[s
             return await raw.request("bench.micro", payload, timeout=10)
 
         settings = Settings(nats_url=broker.url, prefix="bench", events=True)
-        async with running_node(settings, sources=[echo, echo_sync], load_entrypoints=True):
-            async with Mesh(settings=settings) as mesh:
+        async with (
+            running_node(settings, sources=[echo, echo_sync], load_entrypoints=True),
+            Mesh(settings=settings) as mesh,
+        ):
 
-                async def mesh_call(i: int) -> object:
-                    return await mesh.call("echo", {"message": "hello"})
+            async def mesh_call(i: int) -> object:
+                return await mesh.call("echo", {"message": "hello"})
 
-                async def mesh_sync_call(i: int) -> object:
-                    return await mesh.call("echo_sync", {"message": "hello"})
+            async def mesh_sync_call(i: int) -> object:
+                return await mesh.call("echo_sync", {"message": "hello"})
 
-                series = [
-                    ("raw nats echo", raw_call),
-                    ("nats.micro echo", micro_call),
-                    ("Mesh.call async tool", mesh_call),
-                    ("Mesh.call sync tool", mesh_sync_call),
-                ]
-                for _, call in series:
-                    await sequential(call, 200)  # warm-up
-                samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in series}
-                for _ in range(rounds):  # interleaved, so drift on the machine hits every series alike
-                    for name, call in series:
-                        p50, p99 = await sequential(call, calls)
-                        samples[name].append((p50, p99, await throughput(call, calls * 2, concurrency)))
-                for name, measured in samples.items():
-                    rows[name] = {
-                        key: statistics.median(values)
-                        for key, values in zip(("p50_us", "p99_us", "calls_per_s"), zip(*measured))
-                    }
+            series = [
+                ("raw nats echo", raw_call),
+                ("nats.micro echo", micro_call),
+                ("Mesh.call async tool", mesh_call),
+                ("Mesh.call sync tool", mesh_sync_call),
+            ]
+            for _, call in series:
+                await sequential(call, 200)  # warm-up
+            samples: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in series}
+            for _ in range(rounds):  # interleaved, so drift on the machine hits every series alike
+                for name, call in series:
+                    p50, p99 = await sequential(call, calls)
+                    samples[name].append((p50, p99, await throughput(call, calls * 2, concurrency)))
+            for name, measured in samples.items():
+                rows[name] = {
+                    key: statistics.median(values)
+                    for key, values in zip(("p50_us", "p99_us", "calls_per_s"), zip(*measured))
+                }
         await service.stop()
         await raw.close()
     return rows

@@ -215,12 +215,14 @@ async def main(calls: int) -> None:
     report["use_in_process_p50_us"], report["use_in_process_p99_us"] = await in_process(specs, calls)
     with EmbeddedBroker(0) as broker:
         settings = test_settings(broker.url)
-        async with running_node(settings, plugins=[BenchTools(specs)], load_entrypoints=False):
-            async with Mesh(settings=settings) as mesh:
-                usage = await ToolUsage.connect(mesh)
-                await side_by_side(mesh, usage, min(calls, 500), "warm")
-                report.update(await side_by_side(mesh, usage, calls, "run"))
-                await usage.close()
+        async with (
+            running_node(settings, plugins=[BenchTools(specs)], load_entrypoints=False),
+            Mesh(settings=settings) as mesh,
+        ):
+            usage = await ToolUsage.connect(mesh)
+            await side_by_side(mesh, usage, min(calls, 500), "warm")
+            report.update(await side_by_side(mesh, usage, calls, "run"))
+            await usage.close()
     report.update(fuzzy(rng))
     report["fuzzy_speedup_vs_difflib"] = report["plain_difflib_ms"] / report["fuzzy_hit_ms"]
     for key, value in report.items():

@@ -24,7 +24,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import httpx2
@@ -126,32 +126,34 @@ def wait_for(port: int) -> None:
 
 async def measure(url: str, calls: int, concurrency: int) -> dict[str, float]:
     """p50/p99 of sequential calls, then throughput with ``concurrency`` callers on one session."""
-    async with httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0)) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                for _ in range(50):
-                    await session.call_tool("add", {"a": 1, "b": 2})
-                latencies = []
-                for index in range(calls // 2):
-                    started = time.perf_counter()
-                    result = await session.call_tool("add", {"a": index, "b": 1})
-                    latencies.append(time.perf_counter() - started)
-                    assert not result.is_error
-                latencies.sort()
-                remaining = calls
+    async with (
+        httpx2.AsyncClient(timeout=httpx2.Timeout(30.0, read=300.0)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        for _ in range(50):
+            await session.call_tool("add", {"a": 1, "b": 2})
+        latencies = []
+        for index in range(calls // 2):
+            started = time.perf_counter()
+            result = await session.call_tool("add", {"a": index, "b": 1})
+            latencies.append(time.perf_counter() - started)
+            assert not result.is_error
+        latencies.sort()
+        remaining = calls
 
-                async def worker() -> None:
-                    nonlocal remaining
-                    while remaining > 0:
-                        remaining -= 1
-                        await session.call_tool("add", {"a": 1, "b": 2})
+        async def worker() -> None:
+            nonlocal remaining
+            while remaining > 0:
+                remaining -= 1
+                await session.call_tool("add", {"a": 1, "b": 2})
 
-                started = time.perf_counter()
-                async with anyio.create_task_group() as tg:
-                    for _ in range(concurrency):
-                        tg.start_soon(worker)
-                elapsed = time.perf_counter() - started
+        started = time.perf_counter()
+        async with anyio.create_task_group() as tg:
+            for _ in range(concurrency):
+                tg.start_soon(worker)
+        elapsed = time.perf_counter() - started
     return {
         "p50_ms": statistics.median(latencies) * 1000,
         "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
@@ -160,22 +162,24 @@ async def measure(url: str, calls: int, concurrency: int) -> dict[str, float]:
 
 
 async def list_all(url: str) -> tuple[int, float]:
-    async with httpx2.AsyncClient(timeout=30.0) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                await session.list_tools()
-                with gc_paused():
-                    started = time.perf_counter()
-                    count, cursor = 0, None
-                    while True:
-                        page = await session.list_tools(
-                            params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                        )
-                        count += len(page.tools)
-                        cursor = page.next_cursor
-                        if not cursor:
-                            return count, (time.perf_counter() - started) * 1000
+    async with (
+        httpx2.AsyncClient(timeout=30.0) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await session.list_tools()
+        with gc_paused():
+            started = time.perf_counter()
+            count, cursor = 0, None
+            while True:
+                page = await session.list_tools(
+                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
+                )
+                count += len(page.tools)
+                cursor = page.next_cursor
+                if not cursor:
+                    return count, (time.perf_counter() - started) * 1000
 
 
 NODE_SCRIPT = """
@@ -213,7 +217,7 @@ class NodeProcess:
             text=True,
         )
 
-    def __enter__(self) -> NodeProcess:
+    def __enter__(self) -> Self:
         assert self.process.stdout is not None
         assert self.process.stdout.readline().strip() == "ready"
         return self
@@ -344,8 +348,9 @@ async def compare_calls(
 async def main(calls: int, concurrency: int, page_size: int, rounds: int) -> dict[str, Any]:
     report: dict[str, Any] = {"calls": calls, "concurrency": concurrency, "page_size": page_size}
     direct_port = free_port()
-    direct = subprocess.Popen(
+    direct = await anyio.open_process(
         [sys.executable, "-c", DIRECT_SERVER, str(direct_port)],
+        stdin=None,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -393,7 +398,7 @@ async def main(calls: int, concurrency: int, page_size: int, rounds: int) -> dic
                     process.wait()
     finally:
         direct.terminate()
-        direct.wait()
+        await direct.wait()
     return report
 
 

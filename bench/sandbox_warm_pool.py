@@ -35,7 +35,6 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import msgspec
-
 import toolmesh
 from toolmesh.broker import EmbeddedBroker
 from toolmesh.contracts import ToolRequest
@@ -121,18 +120,20 @@ async def main(calls: int, cold_calls: int, concurrency: int) -> dict[str, float
         # The same tool over NATS: client -> broker -> node -> warm pool and back.
         with EmbeddedBroker(0) as broker:
             mesh_settings = msgspec.structs.replace(test_settings(broker.url), plugins=settings.plugins, events=False)
-            async with running_node(mesh_settings, sources=[str(tool_file)], plugins=[sandbox], load_entrypoints=False):
-                async with Mesh(settings=mesh_settings) as mesh:
+            async with (
+                running_node(mesh_settings, sources=[str(tool_file)], plugins=[sandbox], load_entrypoints=False),
+                Mesh(settings=mesh_settings) as mesh,
+            ):
 
-                    async def over_mesh(i: int) -> object:
-                        result = await mesh.call("bench_add", {"a": i, "b": 1})
-                        assert result.structured_content == {"sum": i + 1}, result
-                        return result
+                async def over_mesh(i: int) -> object:
+                    result = await mesh.call("bench_add", {"a": i, "b": 1})
+                    assert result.structured_content == {"sum": i + 1}, result
+                    return result
 
-                    for i in range(200):
-                        await over_mesh(i)
-                    mesh_p50, mesh_p99 = await sequential(over_mesh, calls)
-                    mesh_rate = await throughput(over_mesh, calls, concurrency)
+                for i in range(200):
+                    await over_mesh(i)
+                mesh_p50, mesh_p99 = await sequential(over_mesh, calls)
+                mesh_rate = await throughput(over_mesh, calls, concurrency)
 
         deno = find_deno()
         assert deno is not None, "install the deno package"

@@ -4,7 +4,15 @@ Nothing here imports the kernel or a plugin; any client can depend on it alone.
 """
 
 from .catalog import NodeEntry
-from .codec import decode_callback, decode_cancel, decode_event, decode_node_entry, decode_request, decode_result, encode
+from .codec import (
+    decode_callback,
+    decode_cancel,
+    decode_event,
+    decode_node_entry,
+    decode_request,
+    decode_result,
+    encode,
+)
 from .content import (
     AudioContent,
     ContentBlock,
@@ -14,8 +22,16 @@ from .content import (
     TextContent,
 )
 from .errors import RETRYABLE_CODES, ErrorCode
-from .messages import CancelRequest, Caller, ToolCallback, ToolError, ToolEvent, ToolRequest, ToolResult
+from .messages import Caller, CancelRequest, ToolCallback, ToolError, ToolEvent, ToolRequest, ToolResult
 from .spec import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, ToolSpec
+from .subjects import (
+    DEFAULT_PREFIX,
+    InvalidToolName,
+    Subjects,
+    decode_token,
+    encode_token,
+    is_valid_tool_name,
+)
 from .tool_code import (
     TOOL_CODE_SCHEMA,
     TOOL_CODE_TAGS,
@@ -33,37 +49,25 @@ from .tool_code import (
     UiConfigField,
     UiSchema,
 )
-from .subjects import (
-    DEFAULT_PREFIX,
-    InvalidToolName,
-    Subjects,
-    decode_token,
-    encode_token,
-    is_valid_tool_name,
-)
 
 __all__ = (
+    "DEFAULT_PREFIX",
+    "RETRYABLE_CODES",
     "TOOL_CODE_SCHEMA",
     "TOOL_CODE_TAGS",
+    "AudioContent",
     "Breadcrumb",
     "BreadcrumbAccess",
     "BreadcrumbEvent",
+    "CachePolicy",
+    "Caller",
+    "CancelRequest",
     "CodeBootstrap",
     "CodeExample",
     "CodeLimits",
     "CodePermissions",
     "CodeSource",
     "CodeSubscription",
-    "ToolCodeContext",
-    "ToolCodeDocument",
-    "UiConfigField",
-    "UiSchema",
-    "DEFAULT_PREFIX",
-    "RETRYABLE_CODES",
-    "AudioContent",
-    "CachePolicy",
-    "CancelRequest",
-    "Caller",
     "ContentBlock",
     "EmbeddedResource",
     "ErrorCode",
@@ -76,20 +80,24 @@ __all__ = (
     "TextContent",
     "ToolAnnotations",
     "ToolCallback",
+    "ToolCodeContext",
+    "ToolCodeDocument",
     "ToolError",
     "ToolEvent",
     "ToolExample",
     "ToolRequest",
     "ToolResult",
     "ToolSpec",
+    "UiConfigField",
+    "UiSchema",
     "decode_callback",
     "decode_cancel",
     "decode_event",
     "decode_node_entry",
     "decode_request",
     "decode_result",
+    "decode_token",
     "encode",
     "encode_token",
-    "decode_token",
     "is_valid_tool_name",
 )

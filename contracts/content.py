@@ -6,7 +6,7 @@ between MCP peers and the mesh unchanged; ``type`` is the union tag.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import msgspec
 
@@ -25,27 +25,27 @@ class _Block(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True, tag_
     meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
 
 
-class TextContent(_Block, tag="text"):
+class TextContent(_Block, tag="text", frozen=True):
     """Plain text, the block every client can show."""
 
     text: str
 
 
-class ImageContent(_Block, tag="image"):
+class ImageContent(_Block, tag="image", frozen=True):
     """A base64-encoded image."""
 
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
 
-class AudioContent(_Block, tag="audio"):
+class AudioContent(_Block, tag="audio", frozen=True):
     """Base64-encoded audio."""
 
     data: str
     mime_type: str = msgspec.field(name="mimeType")
 
 
-class ResourceLink(_Block, tag="resource_link"):
+class ResourceLink(_Block, tag="resource_link", frozen=True):
     """A link to a resource the client may fetch."""
 
     uri: str
@@ -56,11 +56,11 @@ class ResourceLink(_Block, tag="resource_link"):
     size: int | None = None
 
 
-class EmbeddedResource(_Block, tag="resource"):
+class EmbeddedResource(_Block, tag="resource", frozen=True):
     """A resource's contents inline (``{"uri", "text"}`` or ``{"uri", "blob"}``)."""
 
     resource: dict[str, Any]
 
 
-ContentBlock = Union[TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource]
+ContentBlock = TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource
 """Any MCP content block."""

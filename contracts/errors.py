@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["ErrorCode", "RETRYABLE_CODES"]
+__all__ = ["RETRYABLE_CODES", "ErrorCode"]
 
 
 class ErrorCode(str, enum.Enum):

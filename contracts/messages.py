@@ -14,7 +14,7 @@ import msgspec
 from .content import ContentBlock, TextContent
 from .errors import ErrorCode
 
-__all__ = ["CancelRequest", "Caller", "ToolCallback", "ToolError", "ToolEvent", "ToolRequest", "ToolResult"]
+__all__ = ["Caller", "CancelRequest", "ToolCallback", "ToolError", "ToolEvent", "ToolRequest", "ToolResult"]
 
 
 class Caller(msgspec.Struct, kw_only=True, omit_defaults=True, frozen=True):

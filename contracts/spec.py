@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["CachePolicy", "ToolAnnotations", "ToolExample", "ToolSpec", "TaskSupport"]
+__all__ = ["CachePolicy", "TaskSupport", "ToolAnnotations", "ToolExample", "ToolSpec"]
 
 TaskSupport = Literal["forbidden", "optional", "required"]
 

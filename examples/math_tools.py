@@ -6,7 +6,6 @@ import statistics as stats
 from typing import Annotated
 
 import msgspec
-
 import toolmesh
 
 

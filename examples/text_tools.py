@@ -7,7 +7,6 @@ import unicodedata
 from typing import Annotated
 
 import msgspec
-
 import toolmesh
 
 

@@ -54,6 +54,7 @@ if TYPE_CHECKING:  # the names below load on first use (PEP 562), so `import too
         tool_error,
     )
     from .kernel import Kernel
+    from .lazy_names import lazy_exports
     from .logs import redact_arguments, redact_issues
     from .markers import hookimpl, hookspec
     from .memory_cache import cache_key
@@ -82,6 +83,7 @@ _MODULE_OF = {
     ),
     "nats_error": "nats_errors",
     "Kernel": "kernel",
+    "lazy_exports": "lazy_names",
     **dict.fromkeys(("redact_arguments", "redact_issues"), "logs"),
     **dict.fromkeys(("hookimpl", "hookspec"), "markers"),
     "cache_key": "memory_cache",
@@ -162,6 +164,7 @@ __all__ = (
     "hookimpl",
     "hookspec",
     "json_path",
+    "lazy_exports",
     "load_settings",
     "nats_error",
     "redact_arguments",

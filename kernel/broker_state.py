@@ -32,7 +32,7 @@ from .errors import ConfigError
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows: one node per port is up to the user
-    fcntl = None  # type: ignore[assignment]
+    fcntl = None  # type: ignore[assignment]  # no such module on Windows; users check for None
 from .logs import register_secret
 
 if TYPE_CHECKING:

@@ -20,7 +20,6 @@ import msgspec
 import nats.errors
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-
 from toolmesh.contracts import ToolCallback, decode_callback, encode
 
 from .errors import ExecutionFailed

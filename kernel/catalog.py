@@ -37,7 +37,6 @@ from nats.js.errors import (
     NotFoundError,
 )
 from nats.js.kv import KeyValue
-
 from toolmesh.contracts import NodeEntry, ToolSpec, decode_node_entry, encode
 
 from .errors import BrokerError
@@ -192,12 +191,14 @@ class CatalogBucket:
         if self.secret:
             signed = _SIGNATURE_MEMBER.search(body)
             if signed is None:
-                return self._refuse(key, "it is not signed", _SECRET_FIX)
+                self._refuse(key, "it is not signed", _SECRET_FIX)
+                return None
             body = body[: signed.start()] + b"}"
             if not catalog_signature_valid(self.secret, self.bucket, body, signed.group(1).decode()):
-                return self._refuse(
+                self._refuse(
                     key, "its signature does not verify (altered, or signed with another secret)", _SECRET_FIX
                 )
+                return None
         try:
             entry = decode_node_entry(body)
         except ValueError as exc:
@@ -205,11 +206,13 @@ class CatalogBucket:
             return None
         if self.secret:
             if entry.node != key:
-                return self._refuse(key, f"it holds the signed entry of node {entry.node!r} (copied)", _INTRUDER)
+                self._refuse(key, f"it holds the signed entry of node {entry.node!r} (copied)", _INTRUDER)
+                return None
             age = time.time() - entry.heartbeat_at
             if age > entry.ttl + MAX_SKEW or -age > MAX_SKEW:
                 # No age in the reason: it would change on every read and warn every time.
-                return self._refuse(key, "its heartbeat is out of date or in the future", _CLOCK_FIX)
+                self._refuse(key, "its heartbeat is out of date or in the future", _CLOCK_FIX)
+                return None
         return entry
 
     def _refuse(self, key: str, reason: str, fix: str) -> None:

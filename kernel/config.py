@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
-
 from toolmesh.contracts import DEFAULT_PREFIX, Subjects
 
 from .errors import ConfigError

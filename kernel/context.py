@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -32,7 +32,7 @@ _log = logging.getLogger("toolmesh.tool")
 NestedCall = Callable[[str, dict[str, Any]], Awaitable[ToolResult]]
 """Signature of ``CallContext.call_tool``: call another tool (by name) on the mesh."""
 
-NestedSend = Callable[[ToolRequest], Awaitable[ToolResult]]
+NestedSend = Callable[[ToolRequest], Coroutine[Any, Any, ToolResult]]
 """How a nested request travels: a node sends it over NATS, a kernel on its own runs it locally."""
 
 _CHAIN_SHOWN = 10
@@ -188,7 +188,7 @@ class CallContext:
             return await send(request)  # in the call's own task: ended and cancelled with it
         # From another task (a worker thread's bridge, a task the tool started): run the call in a
         # task of its own, so that the end of this call can cancel it without touching its caller.
-        nested = asyncio.get_running_loop().create_task(send(request))
+        nested: asyncio.Task[ToolResult] = asyncio.get_running_loop().create_task(send(request))
         if self._nested is None:
             self._nested = set()
         children = self._nested

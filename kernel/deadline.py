@@ -112,12 +112,12 @@ async def within_deadline(deadline: float | None, step: Awaitable[T]) -> T:
     remaining = deadline - time.monotonic()
     loop = asyncio._get_running_loop()
     task = asyncio.current_task(loop) if loop is not None else None
-    if task is None:  # trio, through anyio
+    if loop is None or task is None:  # trio, through anyio
         with anyio.move_on_after(max(0.0, remaining)):
             return await step
         raise DeadlineExceeded
-    watch = _watch(loop)  # type: ignore[arg-type]
-    entry = watch.add(loop.time() + remaining, task)  # type: ignore[union-attr]
+    watch = _watch(loop)
+    entry = watch.add(loop.time() + remaining, task)
     swallowed = True
     try:
         return await step

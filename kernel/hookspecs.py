@@ -43,7 +43,6 @@ from .markers import hookspec
 
 if TYPE_CHECKING:
     import typer
-
     from toolmesh.contracts import ToolEvent, ToolRequest, ToolResult, ToolSpec
 
     from .context import CallContext

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import msgspec
@@ -171,7 +171,7 @@ class Kernel:
         """Run the shutdown hooks."""
         await self.hooks.shutdown()
 
-    async def __aenter__(self) -> Kernel:
+    async def __aenter__(self) -> Self:
         await self.start(self.sources)
         return self
 

@@ -19,7 +19,7 @@ import re
 import secrets
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import anyio.from_thread
@@ -231,7 +231,7 @@ class Mesh:
         mesh._owns_connection = False
         return mesh
 
-    async def connect(self) -> Mesh:
+    async def connect(self) -> Self:
         """Open the connection; replies arrive under ``<prefix>.result.<client>.<connection>``."""
         if self.nc is None:
             # On the embedded broker, verify the catalog with the mesh's generated secret (toolmesh.broker_state).
@@ -257,7 +257,7 @@ class Mesh:
         self.nc = None
         self._durable = None
 
-    async def __aenter__(self) -> Mesh:
+    async def __aenter__(self) -> Self:
         return await self.connect()
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -337,7 +337,7 @@ class Mesh:
         except ValueError as exc:
             return _local_failure(request, ErrorCode.BAD_REQUEST, str(exc))
         with tool_span(
-            request.tool, request.id, kind=SpanKind.CLIENT,
+            request.tool, request.id, kind=SpanKind.CLIENT, parent=None,
             # given at the start, so samplers see them too (messaging conventions)
             **{"messaging.operation.type": "send", "messaging.operation.name": "send",
                "messaging.destination.name": destination},
@@ -576,7 +576,7 @@ class SyncMesh:
         self._portal_cm = anyio.from_thread.start_blocking_portal("asyncio")
         self._portal: anyio.from_thread.BlockingPortal | None = None
 
-    def __enter__(self) -> SyncMesh:
+    def __enter__(self) -> Self:
         self._portal = self._portal_cm.__enter__()
         try:
             self._portal.call(self._mesh.connect)

@@ -379,10 +379,14 @@ class Node:
             elif self._durable is not None and not durable and self._durable.wants(request):
                 await self._durable.enqueue(msg, request)  # answered by whichever node the queue picks
                 return
-            elif durable and (stored := await self._durable.begin(msg, request)) is not None:  # type: ignore[union-attr]
+            elif (
+                durable and self._durable is not None
+                and (stored := await self._durable.begin(msg, request)) is not None
+            ):
                 result = stored  # stored before (a redelivery), or given up after too many attempts
             else:
                 identity = request.caller.identity if request.caller is not None else None  # as verified
+                # _serve always runs as a task of its own, so there is a current one
                 task: asyncio.Task[None] = asyncio.current_task()  # type: ignore[assignment]
                 running = RunningCall(request.id, task, identity, self._caller_reply(msg, durable))
                 self._running.add(running)
@@ -393,6 +397,7 @@ class Node:
                     parent=extract_context(msg.headers),
                     **{"messaging.destination.name": msg.subject, **self._span_attributes},
                 ) as span:
+                    assert self.nc is not None  # a subscription delivers only while connected
                     channel = NatsCallbackChannel(self.nc, request.callback, request.id) if request.callback else None
                     result = await self.kernel.call(request, send_nested=self._send_nested, channel=channel)
                     if result.error is not None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-
 from toolmesh.contracts import (
     AudioContent,
     EmbeddedResource,

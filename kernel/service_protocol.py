@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from nats.aio.client import Client as NATS
@@ -69,7 +69,7 @@ class ServiceResponder:
         self.queue_group = queue_group
         self.endpoints = endpoints
         self.metadata = metadata
-        self.started = datetime.now(timezone.utc)
+        self.started = datetime.now(UTC)
         self._subscriptions: list[Subscription] = []
 
     async def start(self) -> None:

@@ -79,6 +79,7 @@ class JsonLinesSpanExporter(SpanExporter):
 
     def _record(self, span: ReadableSpan) -> dict[str, Any]:
         context = span.get_span_context()
+        assert context is not None  # the SDK gives every span it ends a context
         parent = span.parent
         return {
             "name": span.name,

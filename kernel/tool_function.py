@@ -116,7 +116,8 @@ def tool(
             raise ToolDefinitionError(f"{fn.name!r} is decorated with @toolmesh.tool twice")
         if not callable(fn):
             raise ToolDefinitionError(f"@toolmesh.tool needs a function, got {type(fn).__name__}")
-        tool_name = name or getattr(fn, "__name__", "")
+        own_name = getattr(fn, "__name__", "")
+        tool_name = name or (own_name if isinstance(own_name, str) else "")
         if not is_valid_tool_name(tool_name):
             raise ToolDefinitionError(
                 f"tool name {tool_name!r} is not valid: use 1-128 characters of A-Z, a-z, 0-9, '_', '-', '.'"

@@ -8,6 +8,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 from toolmesh.broker import find_nats_server, port_is_open, stop_process
 
@@ -62,7 +63,7 @@ class NatsServer:
         if self.process is not None:
             stop_process(self.process, grace=5)
 
-    def __enter__(self) -> NatsServer:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,6 +31,7 @@ def toolmesh(*args: str, env: dict[str, str] | None = None, timeout: float = 30)
         cwd=ROOT,
         env={**os.environ, **(env or {})},
         timeout=timeout,
+        check=False,
     )
 
 
@@ -78,7 +79,7 @@ class NodeProcess:
         self.process.kill()
         self.process.wait()
 
-    def __enter__(self) -> NodeProcess:
+    def __enter__(self) -> Self:
         self.wait_ready()
         return self
 

@@ -17,10 +17,11 @@ unavailable; everything else runs beside the agent (see ``docs/crew.md``).
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
+
+from toolmesh import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use (PEP 562): `toolmesh --help` imports this package
     from .agent_tools import (
@@ -116,20 +117,7 @@ _MODULE_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_MODULE_OF[name]}"), name)
-    globals()[name] = value  # later look-ups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    # pluggy finds hook implementations through dir() and inspect.getattr_static, which never calls
-    # __getattr__: listing the package loads every name into it (as a plugin manager registers it)
-    for name in _MODULE_OF.keys() - globals().keys():
-        __getattr__(name)
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _MODULE_OF, load_on_dir=True)  # pluggy reads dir()
 
 
 _SHADOWED = frozenset(("definitions", "replay",))

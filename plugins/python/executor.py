@@ -10,7 +10,6 @@ from typing import Any
 
 import anyio.to_thread
 import msgspec
-
 from toolmesh import CallContext, InvalidArguments, ToolFunction
 
 from .schema import Signature

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import msgspec
-
 from toolmesh import CallContext, ToolDefinitionError
 from toolmesh.contracts import ToolResult
 from toolmesh.contracts.content import ContentBlock

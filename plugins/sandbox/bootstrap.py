@@ -21,7 +21,7 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -31,7 +31,6 @@ from nats.aio.client import Client as NATS
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyWrongLastSequenceError
 from nats.js.kv import KeyValue
-
 from toolmesh.contracts import ToolRequest, ToolResult
 from toolmesh.contracts.tool_code import CodeBootstrap
 
@@ -167,7 +166,7 @@ class BootstrapLocks:
 def trigger_event() -> dict[str, Any]:
     """The ``system.startup.v1`` event bootstrap runs receive as ``context.request.trigger_event``."""
     return {"schema_name": STARTUP_SCHEMA,
-            "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")}
+            "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")}
 
 
 class Bootstrapper:

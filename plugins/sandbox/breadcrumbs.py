@@ -20,7 +20,6 @@ from nats.aio.client import Client as NATS
 from nats.js.api import KeyValueConfig, StorageType
 from nats.js.errors import BucketNotFoundError, KeyNotFoundError, KeyWrongLastSequenceError, NoKeysError
 from nats.js.kv import KeyValue
-
 from toolmesh.contracts import encode_token
 from toolmesh.contracts.tool_code import Breadcrumb, BreadcrumbEvent
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from functools import cache
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from toolmesh import NatsOption, cli_error
@@ -95,7 +95,7 @@ def test_command(
 def run_command(
     path: Annotated[str, typer.Argument(help="A *.tool.json file (or a folder; then --tool picks one).")],
     input_json: Annotated[str, typer.Option("--input", help="The input as a JSON object.")] = "{}",
-    tool: Annotated[Optional[str], typer.Option("--tool", help="Tool name when PATH holds several.")] = None,
+    tool: Annotated[str | None, typer.Option("--tool", help="Tool name when PATH holds several.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole ToolResult as JSON.")] = False,
 ) -> None:
     """Run one tool locally with --input and print its result and console output; exits 1 on error."""
@@ -150,7 +150,7 @@ def run_command(
 def publish_command(
     paths: Annotated[list[str], typer.Argument(help="Tool files or folders of *.tool.json files.")],
     nats_url: NatsOption = None,
-    prefix: Annotated[Optional[str], typer.Option("--prefix", help="Subject prefix of the mesh.")] = None,
+    prefix: Annotated[str | None, typer.Option("--prefix", help="Subject prefix of the mesh.")] = None,
 ) -> None:
     """Publish documents on the mesh; nodes with [sandbox] mesh_tools = true serve them."""
     import msgspec

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
-
 from toolmesh import ConfigError
 
 __all__ = ["SandboxSettings"]

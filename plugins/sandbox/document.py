@@ -18,11 +18,10 @@ from typing import Any
 
 import jsonschema_rs
 import msgspec
-
 from toolmesh import compile_schema, json_path, schema_issues
 from toolmesh.contracts.tool_code import TOOL_CODE_TAGS, ToolCodeDocument
 
-__all__ = ["CodeTool", "DocumentProblem", "SUFFIX", "check_document", "find_documents", "load_file", "load_sources"]
+__all__ = ["SUFFIX", "CodeTool", "DocumentProblem", "check_document", "find_documents", "load_file", "load_sources"]
 
 SUFFIX = ".tool.json"
 """Files the sandbox plugin serves."""

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-
 from toolmesh import CallContext, Kernel, Node, ToolDefinitionError, hookimpl
 from toolmesh.contracts import ToolSpec, is_valid_tool_name
 

@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import msgspec
-
 from toolmesh import ConfigError
 
 __all__ = ["REDACTED", "Redactor", "SecretSource"]

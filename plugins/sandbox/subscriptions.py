@@ -14,7 +14,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
@@ -22,7 +22,6 @@ import nats.errors
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
-
 from toolmesh.contracts import ToolRequest, ToolResult
 from toolmesh.contracts.tool_code import BreadcrumbEvent
 
@@ -42,7 +41,7 @@ def trigger_for(event: BreadcrumbEvent) -> dict[str, Any]:
         "schema_name": event.breadcrumb.schema_name,
         "event": event.event,
         "breadcrumb": msgspec.to_builtins(event.breadcrumb),
-        "timestamp": datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "timestamp": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
     }
 
 

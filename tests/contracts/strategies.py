@@ -6,7 +6,6 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-
 from toolmesh.contracts import (
     AudioContent,
     CachePolicy,

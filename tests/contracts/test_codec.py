@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import msgspec
 from hypothesis import given
-
-from tests.contracts.strategies import EVENTS, NODE_ENTRIES, PROPERTY, REQUESTS, RESULTS, SPECS
 from toolmesh.contracts import (
     NodeEntry,
     ToolEvent,
@@ -18,6 +16,8 @@ from toolmesh.contracts import (
     decode_result,
     encode,
 )
+
+from tests.contracts.strategies import EVENTS, NODE_ENTRIES, PROPERTY, REQUESTS, RESULTS, SPECS
 
 _spec_decoder = msgspec.json.Decoder(ToolSpec)
 

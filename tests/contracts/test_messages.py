@@ -6,7 +6,6 @@ import json
 
 import msgspec
 import pytest
-
 from toolmesh.contracts import (
     RETRYABLE_CODES,
     AudioContent,

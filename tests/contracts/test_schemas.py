@@ -8,7 +8,6 @@ from typing import Any
 
 import jsonschema_rs
 import pytest
-
 from toolmesh.contracts import (
     ErrorCode,
     ImageContent,

@@ -5,8 +5,6 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-from tests.contracts.strategies import PROPERTY, TOOL_NAMES
 from toolmesh.contracts import (
     DEFAULT_PREFIX,
     InvalidToolName,
@@ -15,6 +13,8 @@ from toolmesh.contracts import (
     encode_token,
     is_valid_tool_name,
 )
+
+from tests.contracts.strategies import PROPERTY, TOOL_NAMES
 
 
 @PROPERTY

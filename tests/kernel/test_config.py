@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from toolmesh import ConfigError, Settings, load_settings
 from toolmesh.config import CONFIG_FILE, DEFAULT_NATS_URL
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import anyio
 import pytest
-
 from toolmesh import Kernel, hookimpl
 from toolmesh.contracts import ToolSpec
 from toolmesh.testing import eventually
@@ -36,10 +35,9 @@ async def test_concurrent_refreshes_run_one_at_a_time_and_the_newest_wins() -> N
     """Plugins asking for refreshes at once never overlap, so the last requested discovery is what is served."""
     plugin = SlowDiscovery()
     kernel = Kernel([plugin], load_entrypoints=False)
-    async with kernel:
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(kernel.refresh_tools)
-            await eventually(lambda: plugin.running == 1, timeout=5)  # the first refresh is discovering
-            tg.start_soon(kernel.refresh_tools)
+    async with kernel, anyio.create_task_group() as tg:
+        tg.start_soon(kernel.refresh_tools)
+        await eventually(lambda: plugin.running == 1, timeout=5)  # the first refresh is discovering
+        tg.start_soon(kernel.refresh_tools)
     assert plugin.most_at_once == 1
     assert [spec.name for spec in kernel.tools] == [f"gen{plugin.generation}"]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import toolmesh.memory_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import toolmesh.memory_cache
 from toolmesh.contracts import ToolResult
 from toolmesh.memory_cache import MemoryCache, cache_key
 

@@ -7,7 +7,6 @@ import re
 
 import anyio
 import pytest
-
 from toolmesh import Mesh
 from toolmesh.broker import EmbeddedBroker
 from toolmesh.mesh import new_request_id

@@ -8,13 +8,13 @@ from functools import partial
 import anyio
 import anyio.to_thread
 import pytest
-
-from tests.event_subscriptions import follow_events, kinds_of
-from tests.processes import NodeProcess
 from toolmesh.config import Settings
 from toolmesh.contracts import ToolEvent, ToolRequest
 from toolmesh.mesh import Mesh
 from toolmesh.testing import eventually
+
+from tests.event_subscriptions import follow_events, kinds_of
+from tests.processes import NodeProcess
 
 pytestmark = pytest.mark.anyio
 

@@ -6,7 +6,6 @@ import json
 
 import anyio
 import pytest
-
 import toolmesh
 from toolmesh.contracts import ErrorCode, ToolCallback, ToolRequest, decode_result, encode
 from toolmesh.mesh import Mesh
@@ -21,19 +20,20 @@ EXAMPLES = ["examples/math_tools.py", "examples/text_tools.py", "examples/slow_t
 
 async def test_round_trip_sync_and_async_tools(toolmesh_settings):
     """A sync tool (worker thread) and an async tool both answer through Mesh, naming the node."""
-    async with running_node(toolmesh_settings, sources=EXAMPLES) as node:
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            added = await mesh.call("add", {"a": 2, "b": 40})
-            echoed = await mesh.call("echo", {"message": "hi"})
+    async with (
+        running_node(toolmesh_settings, sources=EXAMPLES) as node,
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        added = await mesh.call("add", {"a": 2, "b": 40})
+        echoed = await mesh.call("echo", {"message": "hi"})
     assert (added.is_error, added.structured_content, added.node) == (False, 42, node.name)
     assert (echoed.is_error, echoed.structured_content, echoed.text) == (False, "hi", "hi")
 
 
 async def test_list_tools_shows_the_served_tools(toolmesh_settings):
     """The catalog lists every tool of the node with its schema."""
-    async with running_node(toolmesh_settings, sources=EXAMPLES):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            tools = {spec.name: spec for spec in await mesh.list_tools()}
+    async with running_node(toolmesh_settings, sources=EXAMPLES), Mesh(settings=toolmesh_settings) as mesh:
+        tools = {spec.name: spec for spec in await mesh.list_tools()}
     assert {"add", "echo", "slugify", "sleep"} <= set(tools)
     assert tools["add"].input_schema["required"] == ["a", "b"]
     assert tools["add"].source == "python"
@@ -51,11 +51,10 @@ RAW_BAD_INPUT = [
 @pytest.mark.parametrize(("body", "code", "fragment"), RAW_BAD_INPUT)
 async def test_malformed_messages_get_bad_request(toolmesh_settings, body, code, fragment):
     """A message that is not a ToolRequest gets bad_request; the node then serves the next call."""
-    async with running_node(toolmesh_settings, sources=EXAMPLES):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            reply = await mesh.nc.request(toolmesh_settings.subjects.request("add"), body, timeout=5)
-            result = decode_result(reply.data)
-            after = await mesh.call("add", {"a": 1, "b": 1})
+    async with running_node(toolmesh_settings, sources=EXAMPLES), Mesh(settings=toolmesh_settings) as mesh:
+        reply = await mesh.nc.request(toolmesh_settings.subjects.request("add"), body, timeout=5)
+        result = decode_result(reply.data)
+        after = await mesh.call("add", {"a": 1, "b": 1})
     assert result.is_error and result.error.code == code
     assert fragment in result.error.message
     assert after.structured_content == 2
@@ -76,10 +75,9 @@ BAD_CALLS = [
 @pytest.mark.parametrize(("tool", "arguments", "code", "fragment"), BAD_CALLS)
 async def test_bad_calls_get_typed_errors(toolmesh_settings, tool, arguments, code, fragment):
     """Each kind of bad call is answered with its error code and the node keeps serving."""
-    async with running_node(toolmesh_settings, sources=EXAMPLES):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            result = await mesh.call(tool, arguments)
-            after = await mesh.call("add", {"a": 1, "b": 1})
+    async with running_node(toolmesh_settings, sources=EXAMPLES), Mesh(settings=toolmesh_settings) as mesh:
+        result = await mesh.call(tool, arguments)
+        after = await mesh.call("add", {"a": 1, "b": 1})
     assert result.is_error
     assert result.error.code == code, result.error
     assert fragment in result.error.message
@@ -88,14 +86,13 @@ async def test_bad_calls_get_typed_errors(toolmesh_settings, tool, arguments, co
 
 async def test_oversized_request_is_too_large(toolmesh_settings):
     """A request over the node's payload limit is refused with too_large, by client and by node."""
-    async with running_node(toolmesh_settings, sources=EXAMPLES):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            big = "x" * (toolmesh_settings.max_payload + 10)
-            from_client = await mesh.call("echo", {"message": big})
-            raw = encode(ToolRequest(id="big", tool="echo", arguments={"message": big}))
-            reply = await mesh.nc.request(toolmesh_settings.subjects.request("echo"), raw, timeout=5)
-            from_node = decode_result(reply.data)
-            after = await mesh.call("echo", {"message": "small"})
+    async with running_node(toolmesh_settings, sources=EXAMPLES), Mesh(settings=toolmesh_settings) as mesh:
+        big = "x" * (toolmesh_settings.max_payload + 10)
+        from_client = await mesh.call("echo", {"message": big})
+        raw = encode(ToolRequest(id="big", tool="echo", arguments={"message": big}))
+        reply = await mesh.nc.request(toolmesh_settings.subjects.request("echo"), raw, timeout=5)
+        from_node = decode_result(reply.data)
+        after = await mesh.call("echo", {"message": "small"})
     assert from_client.error.code == ErrorCode.TOO_LARGE
     assert from_node.error.code == ErrorCode.TOO_LARGE
     assert after.structured_content == "small"
@@ -107,15 +104,14 @@ async def test_concurrency_limit_answers_unavailable(toolmesh_broker):
 
     settings = test_settings(toolmesh_broker.url, max_concurrency=2)
     results = []
-    async with running_node(settings, sources=EXAMPLES):
-        async with Mesh(settings=settings) as mesh:
+    async with running_node(settings, sources=EXAMPLES), Mesh(settings=settings) as mesh:
 
-            async def one() -> None:
-                results.append(await mesh.call("sleep", {"seconds": 0.5}))
+        async def one() -> None:
+            results.append(await mesh.call("sleep", {"seconds": 0.5}))
 
-            async with anyio.create_task_group() as tg:
-                for _ in range(5):
-                    tg.start_soon(one)
+        async with anyio.create_task_group() as tg:
+            for _ in range(5):
+                tg.start_soon(one)
     codes = sorted(result.error.code.value if result.is_error else "ok" for result in results)
     assert codes.count("ok") == 2
     assert codes.count("unavailable") == 3
@@ -125,13 +121,15 @@ async def test_concurrency_limit_answers_unavailable(toolmesh_broker):
 
 async def test_service_protocol_lists_the_node_and_its_endpoints(toolmesh_settings):
     """$SRV.PING/INFO/STATS answer like any NATS micro service, one endpoint per tool."""
-    async with running_node(toolmesh_settings, sources=EXAMPLES) as node:
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            await mesh.call("add", {"a": 1, "b": 2})
-            await mesh.call("add", {"a": "x", "b": 2})
-            ping = json.loads((await mesh.nc.request(f"$SRV.PING.toolmesh.{node.name}", b"", timeout=2)).data)
-            info = json.loads((await mesh.nc.request(f"$SRV.INFO.toolmesh.{node.name}", b"", timeout=2)).data)
-            stats = json.loads((await mesh.nc.request(f"$SRV.STATS.toolmesh.{node.name}", b"", timeout=2)).data)
+    async with (
+        running_node(toolmesh_settings, sources=EXAMPLES) as node,
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        await mesh.call("add", {"a": 1, "b": 2})
+        await mesh.call("add", {"a": "x", "b": 2})
+        ping = json.loads((await mesh.nc.request(f"$SRV.PING.toolmesh.{node.name}", b"", timeout=2)).data)
+        info = json.loads((await mesh.nc.request(f"$SRV.INFO.toolmesh.{node.name}", b"", timeout=2)).data)
+        stats = json.loads((await mesh.nc.request(f"$SRV.STATS.toolmesh.{node.name}", b"", timeout=2)).data)
     assert ping["type"] == "io.nats.micro.v1.ping_response" and ping["id"] == node.name
     subjects = {endpoint["name"]: endpoint["subject"] for endpoint in info["endpoints"]}
     assert subjects["add"] == toolmesh_settings.subjects.request("add")
@@ -142,13 +140,15 @@ async def test_service_protocol_lists_the_node_and_its_endpoints(toolmesh_settin
 
 async def test_events_are_published(toolmesh_settings):
     """started and finished events of a call reach a subscriber."""
-    async with running_node(toolmesh_settings, sources=EXAMPLES):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            async with anyio.create_task_group() as tg:
-                seen = await follow_events(mesh, tg, "add", lambda: mesh.call("add", {"a": 0, "b": 0}))
-                result = await mesh.call("add", {"a": 1, "b": 2})
-                await eventually(lambda: "finished" in kinds_of(seen, result.id), timeout=5)
-                tg.cancel_scope.cancel()
+    async with (
+        running_node(toolmesh_settings, sources=EXAMPLES),
+        Mesh(settings=toolmesh_settings) as mesh,
+        anyio.create_task_group() as tg,
+    ):
+        seen = await follow_events(mesh, tg, "add", lambda: mesh.call("add", {"a": 0, "b": 0}))
+        result = await mesh.call("add", {"a": 1, "b": 2})
+        await eventually(lambda: "finished" in kinds_of(seen, result.id), timeout=5)
+        tg.cancel_scope.cancel()
     assert kinds_of(seen, result.id) == ["started", "finished"]
 
 
@@ -180,9 +180,11 @@ async def test_nested_call_goes_through_the_mesh(toolmesh_settings):
         first = await context.call_tool("add", {"a": a, "b": a})
         return first.structured_content * 2
 
-    async with running_node(toolmesh_settings, sources=[*EXAMPLES, add_twice]):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            result = await mesh.call("add_twice", {"a": 3})
+    async with (
+        running_node(toolmesh_settings, sources=[*EXAMPLES, add_twice]),
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        result = await mesh.call("add_twice", {"a": 3})
     assert result.structured_content == 12
 
 
@@ -203,10 +205,9 @@ async def test_callbacks_reach_the_caller_and_answers_reach_the_tool(toolmesh_se
             return {"action": "accept"}
         return None
 
-    async with running_node(toolmesh_settings, sources=[confirm]):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            answered = await mesh.call("confirm", {"action": "deploy"}, on_callback=on_callback)
-            unanswerable = await mesh.call("confirm", {"action": "deploy"})
+    async with running_node(toolmesh_settings, sources=[confirm]), Mesh(settings=toolmesh_settings) as mesh:
+        answered = await mesh.call("confirm", {"action": "deploy"}, on_callback=on_callback)
+        unanswerable = await mesh.call("confirm", {"action": "deploy"})
     assert answered.structured_content == "deploy: accept"
     assert [callback.kind for callback in received] == ["progress", "log", "elicitation"]
     assert received[0].data == {"progress": 1, "total": 2, "message": "asking"}
@@ -228,22 +229,24 @@ async def test_a_caller_that_gives_up_cancels_the_call_on_the_node(toolmesh_sett
             raise
         return seconds
 
-    async with running_node(toolmesh_settings, sources=[linger]) as node:
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            async with anyio.create_task_group() as tg:
-                seen = await follow_events(mesh, tg, "linger", lambda: mesh.call("linger", {"seconds": 0}))
-                request = mesh.new_request("linger", {"seconds": 5.0}, timeout=30)
+    async with (
+        running_node(toolmesh_settings, sources=[linger]) as node,
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        async with anyio.create_task_group() as tg:
+            seen = await follow_events(mesh, tg, "linger", lambda: mesh.call("linger", {"seconds": 0}))
+            request = mesh.new_request("linger", {"seconds": 5.0}, timeout=30)
 
-                async def give_up_once_started() -> None:
-                    await eventually(lambda: "started" in kinds_of(seen, request.id), timeout=5)
-                    calling.cancel()
+            async def give_up_once_started() -> None:
+                await eventually(lambda: "started" in kinds_of(seen, request.id), timeout=5)
+                calling.cancel()
 
-                with anyio.CancelScope() as calling:
-                    tg.start_soon(give_up_once_started)
-                    await mesh.send(request)
-                await eventually(lambda: "cancelled" in kinds_of(seen, request.id), timeout=5)
-                tg.cancel_scope.cancel()
-            after = await mesh.call("linger", {"seconds": 0.01})
+            with anyio.CancelScope() as calling:
+                tg.start_soon(give_up_once_started)
+                await mesh.send(request)
+            await eventually(lambda: "cancelled" in kinds_of(seen, request.id), timeout=5)
+            tg.cancel_scope.cancel()
+        after = await mesh.call("linger", {"seconds": 0.01})
     assert stopped == ["cancelled"]
     assert kinds_of(seen, request.id) == ["started", "cancelled"]
     assert after.structured_content == 0.01 and node.inflight == 0

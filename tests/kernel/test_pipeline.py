@@ -11,9 +11,9 @@ import anyio
 import anyio.lowlevel
 import msgspec
 import pytest
-
 import toolmesh.memory_cache
 from toolmesh import Complete, Kernel, Reject, RunNormally, hookimpl
+from toolmesh.context import CallContext
 from toolmesh.contracts import (
     CachePolicy,
     ErrorCode,
@@ -24,7 +24,6 @@ from toolmesh.contracts import (
     ToolResult,
     ToolSpec,
 )
-from toolmesh.context import CallContext
 from toolmesh.plugin_manager import await_maybe
 from toolmesh.validation import ValidationIssue
 

@@ -8,7 +8,6 @@ from typing import Any
 
 import pluggy
 import pytest
-
 import toolmesh
 import toolmesh.default_validation
 from toolmesh import ConfigError, hookimpl

@@ -6,7 +6,6 @@ from typing import Any
 
 import msgspec
 import pytest
-
 from toolmesh import ExecutionFailed
 from toolmesh.contracts import (
     EmbeddedResource,

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 import toolmesh
 from toolmesh import ToolDefinitionError, ToolFunction
 from toolmesh.contracts import CachePolicy, ToolAnnotations, ToolExample

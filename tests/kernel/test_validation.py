@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
 from toolmesh.validation import ValidationIssue, compile_schema, json_path, schema_issues
 
 

@@ -61,18 +61,20 @@ async def test_tool_limit_answers_unavailable_with_retry_hint(toolmesh_broker):
 async def test_overload_answers_every_call_within_its_deadline(toolmesh_broker):
     """40 concurrent calls at a node limit of 4: every caller hears back before its deadline."""
     settings = test_settings(toolmesh_broker.url, max_concurrency=4)
-    async with running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()):
-        async with Mesh(settings=settings) as mesh:
-            outcomes = []
+    async with (
+        running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()),
+        Mesh(settings=settings) as mesh,
+    ):
+        outcomes = []
 
-            async def one() -> None:
-                started = time.monotonic()
-                result = await mesh.call("pause", {"seconds": 0.5}, timeout=1.0)
-                outcomes.append((time.monotonic() - started, result))
+        async def one() -> None:
+            started = time.monotonic()
+            result = await mesh.call("pause", {"seconds": 0.5}, timeout=1.0)
+            outcomes.append((time.monotonic() - started, result))
 
-            async with anyio.create_task_group() as tg:
-                for _ in range(40):
-                    tg.start_soon(one)
+        async with anyio.create_task_group() as tg:
+            for _ in range(40):
+                tg.start_soon(one)
     assert len(outcomes) == 40
     assert all(elapsed < 1.0 for elapsed, _ in outcomes)
     codes = sorted("ok" if not result.is_error else result.error.code.value for _, result in outcomes)

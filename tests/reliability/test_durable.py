@@ -73,12 +73,14 @@ async def test_same_id_returns_the_stored_result(toolmesh_broker, tmp_path, monk
     record = tmp_path / "record.log"
     monkeypatch.setenv("TOOLMESH_TEST_RECORD", str(record))
     settings = test_settings(toolmesh_broker.url)
-    async with running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()):
-        async with Mesh(settings=settings) as mesh:
-            first = await mesh.call("record", {"key": "r1"}, durable=True, id="same-1")
-            again = await mesh.call("record", {"key": "r1"}, durable=True, id="same-1")
-            stored = await mesh.durable_result("same-1")
-            fresh = await mesh.call("record", {"key": "r1"}, durable=True, id="same-2")
+    async with (
+        running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()),
+        Mesh(settings=settings) as mesh,
+    ):
+        first = await mesh.call("record", {"key": "r1"}, durable=True, id="same-1")
+        again = await mesh.call("record", {"key": "r1"}, durable=True, id="same-1")
+        stored = await mesh.durable_result("same-1")
+        fresh = await mesh.call("record", {"key": "r1"}, durable=True, id="same-2")
     assert not first.is_error, first.error
     assert again.structured_content == first.structured_content
     assert stored is not None and stored.structured_content == first.structured_content
@@ -91,16 +93,18 @@ async def test_concurrent_repeats_run_once(toolmesh_broker, tmp_path, monkeypatc
     record = tmp_path / "record.log"
     monkeypatch.setenv("TOOLMESH_TEST_RECORD", str(record))
     settings = test_settings(toolmesh_broker.url)
-    async with running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()):
-        async with Mesh(settings=settings) as mesh:
-            results = []
+    async with (
+        running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()),
+        Mesh(settings=settings) as mesh,
+    ):
+        results = []
 
-            async def call() -> None:
-                results.append(await mesh.call("record", {"key": "c1", "seconds": 0.2}, durable=True, id="conc-1"))
+        async def call() -> None:
+            results.append(await mesh.call("record", {"key": "c1", "seconds": 0.2}, durable=True, id="conc-1"))
 
-            async with anyio.create_task_group() as tg:
-                for _ in range(10):
-                    tg.start_soon(call)
+        async with anyio.create_task_group() as tg:
+            for _ in range(10):
+                tg.start_soon(call)
     assert {result.structured_content for result in results} == {results[0].structured_content}
     assert not any(result.is_error for result in results)
     assert len(executions(record, "c1")) == 1
@@ -116,11 +120,13 @@ async def test_tool_declared_durable_is_durable_on_the_fast_path(toolmesh_broker
         return amount
 
     settings = test_settings(toolmesh_broker.url)
-    async with running_node(settings, sources=[charge], load_entrypoints=False, plugins=_python()):
-        async with Mesh(settings=settings) as mesh:
-            first = await mesh.call("charge", {"amount": 5}, id="pay-1")
-            again = await mesh.call("charge", {"amount": 5}, id="pay-1")
-            spec = next(spec for spec in await mesh.list_tools() if spec.name == "charge")
+    async with (
+        running_node(settings, sources=[charge], load_entrypoints=False, plugins=_python()),
+        Mesh(settings=settings) as mesh,
+    ):
+        first = await mesh.call("charge", {"amount": 5}, id="pay-1")
+        again = await mesh.call("charge", {"amount": 5}, id="pay-1")
+        spec = next(spec for spec in await mesh.list_tools() if spec.name == "charge")
     assert (first.structured_content, again.structured_content) == (5, 5)
     assert runs == [5]
     assert spec.durable
@@ -129,16 +135,18 @@ async def test_tool_declared_durable_is_durable_on_the_fast_path(toolmesh_broker
 async def test_durable_calls_wait_for_a_tool_slot(toolmesh_broker):
     """Durable calls over a tool's concurrency limit are handed back to the queue and all finish."""
     settings = test_settings(toolmesh_broker.url)
-    async with running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()):
-        async with Mesh(settings=settings) as mesh:
-            results = []
+    async with (
+        running_node(settings, sources=[TOOLS], load_entrypoints=False, plugins=_python()),
+        Mesh(settings=settings) as mesh,
+    ):
+        results = []
 
-            async def call(i: int) -> None:
-                results.append(await mesh.call("narrow", {"seconds": 0.2}, durable=True, id=f"narrow-{i}"))
+        async def call(i: int) -> None:
+            results.append(await mesh.call("narrow", {"seconds": 0.2}, durable=True, id=f"narrow-{i}"))
 
-            async with anyio.create_task_group() as tg:
-                for i in range(5):
-                    tg.start_soon(call, i)
+        async with anyio.create_task_group() as tg:
+            for i in range(5):
+                tg.start_soon(call, i)
     assert [result.error for result in results] == [None] * 5
 
 
@@ -219,10 +227,12 @@ async def test_signed_identity_survives_the_durable_path(toolmesh_broker):
 
     settings = test_settings(toolmesh_broker.url, identity_secret="s3cret-for-tests")
     client = msgspec.structs.replace(settings, identity="alice")
-    async with running_node(settings, sources=[whoami, whoami_durable], load_entrypoints=False, plugins=_python()):
-        async with Mesh(settings=client) as mesh:
-            asked = await mesh.call("whoami", {}, durable=True)
-            declared = await mesh.call("whoami_durable", {})
+    async with (
+        running_node(settings, sources=[whoami, whoami_durable], load_entrypoints=False, plugins=_python()),
+        Mesh(settings=client) as mesh,
+    ):
+        asked = await mesh.call("whoami", {}, durable=True)
+        declared = await mesh.call("whoami_durable", {})
     assert (asked.structured_content, declared.structured_content) == ("alice", "alice"), (asked.error, declared.error)
 
 

@@ -191,26 +191,30 @@ async def test_unauthorised_caller_cannot_list_or_call_and_forged_identity_is_re
     def client(identity: str | None, secret: str | None = SECRET) -> Mesh:
         return Mesh(settings=msgspec.structs.replace(node_settings, identity=identity, identity_secret=secret))
 
-    async with running_node(node_settings, sources=TOOLS, plugins=[recorder]):
-        async with client("alice") as alice, client("bob") as bob, client(None, None) as stranger:
-            assert (await alice.call("admin.wipe", {"confirm": True})).structured_content == "wiped"
-            denied = await bob.call("admin.wipe", {"confirm": True})
-            assert (await bob.call("math.add", {"a": 1, "b": 2})).structured_content == 3
-            bob_sees = {spec.name for spec in await bob.list_tools()}
-            alice_sees = {spec.name for spec in await alice.list_tools()}
-            # An unsigned claim in the body is not believed: the caller is anonymous.
-            claimed = await stranger.call("admin.wipe", {}, caller=Caller(identity="alice"))
+    async with (
+        running_node(node_settings, sources=TOOLS, plugins=[recorder]),
+        client("alice") as alice,
+        client("bob") as bob,
+        client(None, None) as stranger,
+    ):
+        assert (await alice.call("admin.wipe", {"confirm": True})).structured_content == "wiped"
+        denied = await bob.call("admin.wipe", {"confirm": True})
+        assert (await bob.call("math.add", {"a": 1, "b": 2})).structured_content == 3
+        bob_sees = {spec.name for spec in await bob.list_tools()}
+        alice_sees = {spec.name for spec in await alice.list_tools()}
+        # An unsigned claim in the body is not believed: the caller is anonymous.
+        claimed = await stranger.call("admin.wipe", {}, caller=Caller(identity="alice"))
 
-            nc = stranger.nc
-            subject = toolmesh_settings.subjects.request("admin.wipe")
-            body = encode(ToolRequest(id="f1", tool="admin.wipe", arguments={"confirm": True}))
-            forged = {IDENTITY_HEADER: "alice", SIGNATURE_HEADER: f"v1.{int(time.time())}.{'0' * 64}"}
-            wrong_key = sign_request("not-the-mesh-secret-0123", "alice", subject, body)
-            moved = sign_request(SECRET, "alice", subject, encode(ToolRequest(id="f2", tool="admin.wipe")))
-            answers = [
-                decode_result((await nc.request(subject, body, timeout=5, headers=headers)).data)
-                for headers in (forged, wrong_key, moved, {IDENTITY_HEADER: "alice"})
-            ]
+        nc = stranger.nc
+        subject = toolmesh_settings.subjects.request("admin.wipe")
+        body = encode(ToolRequest(id="f1", tool="admin.wipe", arguments={"confirm": True}))
+        forged = {IDENTITY_HEADER: "alice", SIGNATURE_HEADER: f"v1.{int(time.time())}.{'0' * 64}"}
+        wrong_key = sign_request("not-the-mesh-secret-0123", "alice", subject, body)
+        moved = sign_request(SECRET, "alice", subject, encode(ToolRequest(id="f2", tool="admin.wipe")))
+        answers = [
+            decode_result((await nc.request(subject, body, timeout=5, headers=headers)).data)
+            for headers in (forged, wrong_key, moved, {IDENTITY_HEADER: "alice"})
+        ]
     assert denied.error.code == ErrorCode.REJECTED and "identity 'bob'" in denied.error.message
     assert "admin.wipe" not in bob_sees and {"echo", "math.add", "login"} <= bob_sees
     assert "admin.wipe" in alice_sees

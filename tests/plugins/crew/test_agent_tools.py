@@ -6,9 +6,9 @@ import base64
 from pathlib import Path
 
 import pytest
-import toolmesh.plugins.crew as crew
 from toolmesh import Mesh, Reject
 from toolmesh.contracts import ImageContent, ResourceLink
+from toolmesh.plugins import crew
 from toolmesh.plugins.crew import (
     Round,
     ToolCall,
@@ -151,17 +151,19 @@ async def test_round_execute_over_mesh(toolmesh_settings, tools_plugin, tmp_path
     specs = [spec for spec, _ in standard_tools()]
     tools = Toolset("crew", specs).add(read_file_tool(tmp_path))
     tools.add_hook(lambda call, spec: Reject("no failing today"), tool="flaky")
-    async with running_node(toolmesh_settings, plugins=[tools_plugin, crew], load_entrypoints=False):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            plan = await Round(
-                tools.resolve(),
-                [
-                    ToolCall("1", "add", {"a": 1, "b": 2}),
-                    ToolCall("2", "read_file", {"file_path": "a.txt"}),
-                    ToolCall("3", "flaky", {"reason": "x"}),
-                ],
-            ).apply_hooks()
-            committed = await plan.execute(mesh, local_tools=tools.local_tools)
+    async with (
+        running_node(toolmesh_settings, plugins=[tools_plugin, crew], load_entrypoints=False),
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        plan = await Round(
+            tools.resolve(),
+            [
+                ToolCall("1", "add", {"a": 1, "b": 2}),
+                ToolCall("2", "read_file", {"file_path": "a.txt"}),
+                ToolCall("3", "flaky", {"reason": "x"}),
+            ],
+        ).apply_hooks()
+        committed = await plan.execute(mesh, local_tools=tools.local_tools)
     assert [(result.call_id, result.content, result.rejected) for result in committed] == [
         ("1", 3, False),
         ("2", "A", False),

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-import toolmesh.plugins.crew as crew
+from toolmesh.plugins import crew
 
 DOC = (Path(__file__).resolve().parents[3] / "docs" / "crew.md").read_text(encoding="utf-8")
 SNIPPETS = re.findall(r"```python\n(.*?)```", DOC, re.DOTALL)

@@ -6,8 +6,8 @@ import importlib.util
 from pathlib import Path
 
 import pytest
-import toolmesh.plugins.crew as crew
 from toolmesh import Mesh
+from toolmesh.plugins import crew
 from toolmesh.plugins.crew import ToolUsage, read_script, replay
 from toolmesh.testing import running_node
 
@@ -16,7 +16,7 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "crew"
 
 def _python_plugin():
     try:
-        import toolmesh.plugins.python as python
+        from toolmesh.plugins import python
     except ImportError:
         return None
     return python if hasattr(python, "toolmesh_execute_tool") else None
@@ -45,11 +45,10 @@ async def test_replay_example(toolmesh_settings) -> None:
     sources = [str(EXAMPLES / "research_tools.py")]
     async with running_node(
         toolmesh_settings, sources=sources, plugins=[python, crew], load_entrypoints=False
-    ):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            usage = await ToolUsage.connect(mesh)
-            steps = [step async for step in replay(usage, read_script(EXAMPLES / "research_agent.jsonl"))]
-            await usage.close()
+    ), Mesh(settings=toolmesh_settings) as mesh:
+        usage = await ToolUsage.connect(mesh)
+        steps = [step async for step in replay(usage, read_script(EXAMPLES / "research_agent.jsonl"))]
+        await usage.close()
     codes = [step.observation.code for step in steps]
     assert codes == [None, "repeated_call", None, None, "unknown_tool", None, None, "usage_limit", None]
     assert steps[0].observation.text.startswith("NATS is a connective technology")

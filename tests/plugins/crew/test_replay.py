@@ -7,8 +7,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-import toolmesh.plugins.crew as crew
 import typer
+from toolmesh.plugins import crew
 from toolmesh.plugins.crew import ScriptLine, parse_script
 from toolmesh.testing import running_node
 from typer.testing import CliRunner

@@ -9,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 import toolmesh
-import toolmesh.plugins.crew as crew
 from toolmesh import Mesh
 from toolmesh.contracts import ToolEvent, ToolSpec, decode_event
+from toolmesh.plugins import crew
 from toolmesh.plugins.crew import AgentInfo, TaskInfo, ToolUsage, cache_key, hit_cache_tool
 from toolmesh.testing import running_node
 
@@ -24,13 +24,15 @@ pytestmark = pytest.mark.anyio
 async def crew_mesh(
     settings: toolmesh.Settings, plugin: ToolsPlugin, **options: Any
 ) -> AsyncIterator[ToolUsage]:
-    async with running_node(settings, plugins=[plugin, crew], load_entrypoints=False):
-        async with Mesh(settings=settings) as mesh:
-            usage = await ToolUsage.connect(mesh, **options)
-            try:
-                yield usage
-            finally:
-                await usage.close()
+    async with (
+        running_node(settings, plugins=[plugin, crew], load_entrypoints=False),
+        Mesh(settings=settings) as mesh,
+    ):
+        usage = await ToolUsage.connect(mesh, **options)
+        try:
+            yield usage
+        finally:
+            await usage.close()
 
 
 async def test_success_returns_result_and_counts(toolmesh_settings, tools_plugin) -> None:
@@ -250,22 +252,24 @@ async def test_scripted_agent_run_end_to_end_with_event_stream(toolmesh_settings
         ('Action: finish\nAction Input: {"text": "42"}', None),
     ]
     seen: list[ToolEvent] = []
-    async with running_node(toolmesh_settings, plugins=[tools_plugin], load_entrypoints=False):
-        async with Mesh(settings=toolmesh_settings) as mesh:
-            assert mesh.nc is not None
-            subscription = await mesh.nc.subscribe(f"{toolmesh_settings.prefix}.event.>")
-            usage = await ToolUsage.connect(mesh)
-            agent, task = AgentInfo(role="researcher", id="agent-1"), TaskInfo(id="task-9", name="answer")
-            observations = [await usage.use(output, agent=agent, task=task) for output, _ in script]
-            await usage.close()
-            await mesh.nc.flush()
-            with anyio.move_on_after(1):
-                async for message in subscription.messages:
-                    event = decode_event(message.data)
-                    if event.kind.startswith("tool_"):
-                        seen.append(event)
-                    if event.kind == "tool_usage_finished" and event.tool == "finish":
-                        break
+    async with (
+        running_node(toolmesh_settings, plugins=[tools_plugin], load_entrypoints=False),
+        Mesh(settings=toolmesh_settings) as mesh,
+    ):
+        assert mesh.nc is not None
+        subscription = await mesh.nc.subscribe(f"{toolmesh_settings.prefix}.event.>")
+        usage = await ToolUsage.connect(mesh)
+        agent, task = AgentInfo(role="researcher", id="agent-1"), TaskInfo(id="task-9", name="answer")
+        observations = [await usage.use(output, agent=agent, task=task) for output, _ in script]
+        await usage.close()
+        await mesh.nc.flush()
+        with anyio.move_on_after(1):
+            async for message in subscription.messages:
+                event = decode_event(message.data)
+                if event.kind.startswith("tool_"):
+                    seen.append(event)
+                if event.kind == "tool_usage_finished" and event.tool == "finish":
+                    break
     assert [o.code for o in observations] == [None, None, "repeated_call", "unknown_tool", None]
     assert observations[0].text == "42" and observations[-1].is_answer
     assert [(event.kind, event.tool) for event in seen] == [

@@ -9,7 +9,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import msgspec
@@ -110,7 +110,7 @@ class HttpGateway:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/mcp"
 
-    async def __aenter__(self) -> HttpGateway:
+    async def __aenter__(self) -> Self:
         # In a thread: a node served by the same event loop must keep its heartbeats going meanwhile.
         await anyio.to_thread.run_sync(wait_for_port, self.port, self.process)
         return self
@@ -150,7 +150,7 @@ class NodeProcess:
             cwd=ROOT,
         )
 
-    async def __aenter__(self) -> NodeProcess:
+    async def __aenter__(self) -> Self:
         """Wait until the mesh catalog lists ``ready_tool``: the node has started and announced its tools."""
         async with Mesh(settings=self.settings) as mesh:
             with anyio.move_on_after(30):

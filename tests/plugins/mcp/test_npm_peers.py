@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import anyio
@@ -85,11 +86,15 @@ async def test_server_everything_over_stdio_and_http(npm_root: Path) -> None:
     await _exercise_everything(Settings(plugins={"mcp": {"servers": {"everything": stdio}}}))
 
     port = free_port()
-    process = subprocess.Popen(
-        [node22(npm_root), everything(npm_root), "streamableHttp"],
-        env={**os.environ, "PORT": str(port)},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    # Started from a worker thread so the event loop never blocks on fork/exec; wait_for_port needs a Popen.
+    process = await anyio.to_thread.run_sync(
+        partial(
+            subprocess.Popen,
+            [node22(npm_root), everything(npm_root), "streamableHttp"],
+            env={**os.environ, "PORT": str(port)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     )
     try:
         wait_for_port(port, process)
@@ -109,11 +114,13 @@ async def test_conformance_server_scenarios(
         f"[mcp.servers.fixtures]\ncommand = {json.dumps(sys.executable)}\nargs = [{json.dumps(str(fixtures))}]\n"
     )
     # The documented path: `toolmesh up examples/mcp_conformance` behind `toolmesh mcp serve --http`.
-    async with NodeProcess(toolmesh_settings, str(CONFORMANCE_TOOLS.parent), ready_tool="test_simple_text"):
-        async with HttpGateway(toolmesh_settings, env={"TOOLMESH_CONFIG": str(config)}) as gateway:
-            run = await anyio.to_thread.run_sync(
-                lambda: conformance(npm_root, "server", "--url", gateway.url)
-            )
+    async with (
+        NodeProcess(toolmesh_settings, str(CONFORMANCE_TOOLS.parent), ready_tool="test_simple_text"),
+        HttpGateway(toolmesh_settings, env={"TOOLMESH_CONFIG": str(config)}) as gateway,
+    ):
+        run = await anyio.to_thread.run_sync(
+            lambda: conformance(npm_root, "server", "--url", gateway.url)
+        )
     output = run.stdout + run.stderr
     announced = re.search(r"Running active suite \((\d+) scenarios\)", output)
     assert announced is not None, output[-3000:]

@@ -180,22 +180,24 @@ async def test_a_dead_or_hanging_server_leaves_the_node_serving(
             "connect_timeout": 2.0,
         },
     )
-    async with running_node(settings, plugins=[mcp_plugin, standard_tools()], load_entrypoints=False) as node:
-        async with Mesh(settings=settings) as mesh:
-            assert (await mesh.call("remote_add", {"a": 1, "b": 2})).structured_content == {"total": 3}
+    async with (
+        running_node(settings, plugins=[mcp_plugin, standard_tools()], load_entrypoints=False) as node,
+        Mesh(settings=settings) as mesh,
+    ):
+        assert (await mesh.call("remote_add", {"a": 1, "b": 2})).structured_content == {"total": 3}
 
-            assert http_fixture_server.process is not None
-            os.kill(http_fixture_server.process.pid, signal.SIGSTOP)  # hangs: pings go unanswered
-            try:
-                await eventually(lambda: not node.kernel.get_tool("remote_add").available)
-                unavailable = await mesh.call("remote_add", {"a": 1, "b": 2})
-                assert unavailable.error.code == ErrorCode.UNAVAILABLE
-                assert "is down" in unavailable.error.message
-                assert (await mesh.call("add", {"a": 1, "b": 2})).structured_content == 3
-            finally:
-                os.kill(http_fixture_server.process.pid, signal.SIGCONT)
-            await eventually(lambda: node.kernel.get_tool("remote_add").available)
-
-            http_fixture_server.kill()  # dies
+        assert http_fixture_server.process is not None
+        os.kill(http_fixture_server.process.pid, signal.SIGSTOP)  # hangs: pings go unanswered
+        try:
             await eventually(lambda: not node.kernel.get_tool("remote_add").available)
-            assert (await mesh.call("add", {"a": 2, "b": 2})).structured_content == 4
+            unavailable = await mesh.call("remote_add", {"a": 1, "b": 2})
+            assert unavailable.error.code == ErrorCode.UNAVAILABLE
+            assert "is down" in unavailable.error.message
+            assert (await mesh.call("add", {"a": 1, "b": 2})).structured_content == 3
+        finally:
+            os.kill(http_fixture_server.process.pid, signal.SIGCONT)
+        await eventually(lambda: node.kernel.get_tool("remote_add").available)
+
+        http_fixture_server.kill()  # dies
+        await eventually(lambda: not node.kernel.get_tool("remote_add").available)
+        assert (await mesh.call("add", {"a": 2, "b": 2})).structured_content == 4

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import toolmesh
 import toolmesh.plugins.python as python_plugin
 from toolmesh.plugins.python.loader import ENTRY_POINT_GROUP

@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 
 import pytest
-
 from toolmesh.plugins.python.docstrings import split_docstring
 
 GOOGLE = """

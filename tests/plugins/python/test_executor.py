@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import msgspec
 import pytest
-
 import toolmesh
 from toolmesh.contracts import ErrorCode, ToolEvent, ToolRequest, ToolResult
 
 from .conftest import KernelFor
-import anyio.lowlevel
 
 pytestmark = pytest.mark.anyio
 

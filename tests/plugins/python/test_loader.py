@@ -8,7 +8,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 import toolmesh
 from toolmesh.plugins.python import toolmesh_claim_sources
 from toolmesh.plugins.python.loader import claims, entry_point_tools, tools_from

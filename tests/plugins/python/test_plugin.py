@@ -6,7 +6,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-
 import toolmesh
 import toolmesh.plugins.python as python_plugin
 from toolmesh.contracts import ErrorCode, ToolRequest, ToolSpec

@@ -9,7 +9,6 @@ from typing import Annotated, Any, Literal, Optional
 
 import msgspec
 import pytest
-
 import toolmesh
 from toolmesh.contracts import CachePolicy, TextContent, ToolAnnotations, ToolExample, ToolResult
 from toolmesh.plugins.python import python_tool, spec_for

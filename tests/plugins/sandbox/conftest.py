@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import toolmesh
 from toolmesh.plugins import sandbox
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-
 from toolmesh.plugins import sandbox
 from toolmesh.testing import running_node
 
@@ -73,17 +72,19 @@ async def test_two_nodes_run_each_bootstrap_once(write_tool, tool_dir, toolmesh_
                **_boot("continuous", 50))
     settings = msgspec.structs.replace(toolmesh_settings, plugins={"sandbox": {"workers": 1, "max_idle": 1}})
     runs: dict[str, int] = {}
-    async with running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as one:
-        async with running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as two:
-            booted = [sandbox.sandbox_of(node.kernel).bootstrapper for node in (one, two)]
-            with anyio.fail_after(10):  # both nodes have decided about the once tool
-                while not all("init_once" in b.results for b in booted):
-                    await anyio.sleep(0.05)
-            await anyio.sleep(1.0)  # long enough for a second continuous run to show up
-            outcomes = sorted(b.results["init_once"] is None for b in booted)
-            for node in (one, two):
-                booted = sandbox.sandbox_of(node.kernel).bootstrapper
-                for name, count in booted.runs.items():
-                    runs[name] = runs.get(name, 0) + count
+    async with (
+        running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as one,
+        running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as two,
+    ):
+        booted = [sandbox.sandbox_of(node.kernel).bootstrapper for node in (one, two)]
+        with anyio.fail_after(10):  # both nodes have decided about the once tool
+            while not all("init_once" in b.results for b in booted):
+                await anyio.sleep(0.05)
+        await anyio.sleep(1.0)  # long enough for a second continuous run to show up
+        outcomes = sorted(b.results["init_once"] is None for b in booted)
+        for node in (one, two):
+            booted = sandbox.sandbox_of(node.kernel).bootstrapper
+            for name, count in booted.runs.items():
+                runs[name] = runs.get(name, 0) + count
     assert runs == {"init_once": 1, "service": 1}
     assert outcomes == [False, True]  # one node ran it, the other found it taken

@@ -6,10 +6,9 @@ import json
 from pathlib import Path
 
 import typer
-from typer.testing import CliRunner
-
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.cli import sandbox_app
+from typer.testing import CliRunner
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "sandbox"
 

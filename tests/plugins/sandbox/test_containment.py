@@ -15,7 +15,6 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
-
 from toolmesh.contracts import ToolRequest, ToolResult
 from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox

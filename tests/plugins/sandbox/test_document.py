@@ -7,7 +7,6 @@ from pathlib import Path
 
 import msgspec
 import pytest
-
 import toolmesh
 from toolmesh.contracts.tool_code import ToolCodeDocument
 from toolmesh.plugins import sandbox

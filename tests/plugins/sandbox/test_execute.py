@@ -7,7 +7,6 @@ from pathlib import Path
 import anyio
 import msgspec
 import pytest
-
 from toolmesh.contracts import ToolRequest
 from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
@@ -24,15 +23,17 @@ def _request(tool: str, **arguments: object) -> ToolRequest:
 
 async def test_typescript_and_javascript_examples_over_nats(toolmesh_settings) -> None:
     settings = msgspec.structs.replace(toolmesh_settings, plugins={"sandbox": {"workers": 1}})
-    async with running_node(settings, sources=[str(EXAMPLES)], plugins=[sandbox], load_entrypoints=False) as node:
-        async with Mesh(settings=settings) as mesh:
-            added = await mesh.call("add_numbers", {"a": 2, "b": 40})
-            slug = await mesh.call("make_slug", {"text": "Hello, Deno World"})
-            note = await mesh.call("take_note", {"text": "call the plumber", "tag": "urgent"})
-            state = sandbox.sandbox_of(node.kernel)
-            with anyio.fail_after(10):  # note_echo subscribes to urgent notes and bootstraps once
-                while not state.subscriptions.runs or "note_echo" not in state.bootstrapper.results:
-                    await anyio.sleep(0.05)
+    async with (
+        running_node(settings, sources=[str(EXAMPLES)], plugins=[sandbox], load_entrypoints=False) as node,
+        Mesh(settings=settings) as mesh,
+    ):
+        added = await mesh.call("add_numbers", {"a": 2, "b": 40})
+        slug = await mesh.call("make_slug", {"text": "Hello, Deno World"})
+        note = await mesh.call("take_note", {"text": "call the plumber", "tag": "urgent"})
+        state = sandbox.sandbox_of(node.kernel)
+        with anyio.fail_after(10):  # note_echo subscribes to urgent notes and bootstraps once
+            while not state.subscriptions.runs or "note_echo" not in state.bootstrapper.results:
+                await anyio.sleep(0.05)
     assert (added.is_error, added.structured_content) == (False, {"sum": 42})
     assert (slug.is_error, slug.structured_content) == (False, {"slug": "hello-deno-world"})
     assert note.structured_content["notes_with_tag"] == 1

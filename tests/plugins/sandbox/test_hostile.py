@@ -5,7 +5,6 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
-
 from toolmesh.contracts import ToolRequest
 from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
@@ -68,17 +67,19 @@ async def test_hostile_code_is_contained_and_the_node_keeps_serving(
     write_tool("hostile", source, limits={"memory_mb": 64, "timeout_ms": 1500, "cpu_percent": 100})
     write_tool("good", GOOD)
     settings = _settings(toolmesh_settings, tool_dir)
-    async with running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as node:
-        async with Mesh(settings=settings) as mesh:
-            attacked = await mesh.call("hostile", {}, timeout=10)
-            # The same profile's worker (possibly a replacement) still serves, and so does the hostile tool's.
-            after = await mesh.call("good", {"n": 1}, timeout=10)
-            again = await mesh.call("hostile", {}, timeout=10)
-            pool = sandbox.sandbox_of(node.kernel).pool
-            with anyio.fail_after(10):  # a crashed worker is replaced in the background
-                while not pool.pids():
-                    await anyio.sleep(0.05)
-            final = await mesh.call("good", {"n": 2}, timeout=10)
+    async with (
+        running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as node,
+        Mesh(settings=settings) as mesh,
+    ):
+        attacked = await mesh.call("hostile", {}, timeout=10)
+        # The same profile's worker (possibly a replacement) still serves, and so does the hostile tool's.
+        after = await mesh.call("good", {"n": 1}, timeout=10)
+        again = await mesh.call("hostile", {}, timeout=10)
+        pool = sandbox.sandbox_of(node.kernel).pool
+        with anyio.fail_after(10):  # a crashed worker is replaced in the background
+            while not pool.pids():
+                await anyio.sleep(0.05)
+        final = await mesh.call("good", {"n": 2}, timeout=10)
     assert attacked.error is not None, attacked
     assert (attacked.error.code, fragment in attacked.error.message) == (code, True), attacked.error.message
     assert (after.is_error, after.structured_content) == (False, {"ok": 2})
@@ -164,8 +165,10 @@ async def test_a_killed_worker_process_is_replaced(write_tool, tool_dir, kernel_
 
 async def test_signalling_another_process_is_a_violation(write_tool, tool_dir, kernel_for) -> None:
     import subprocess
+    from functools import partial
 
-    target = subprocess.Popen(["sleep", "30"])
+    # Started from a worker thread so the event loop never blocks on fork/exec; poll() below needs a Popen.
+    target = await anyio.to_thread.run_sync(partial(subprocess.Popen, ["sleep", "30"]))
     try:
         write_tool("killer", f"export function execute() {{ Deno.kill({target.pid}, 'SIGKILL'); return 'killed' }}")
         async with kernel_for([str(tool_dir)]) as kernel:

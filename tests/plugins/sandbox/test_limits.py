@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-
 from toolmesh.contracts import ToolRequest
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.limits import process_cpu_seconds

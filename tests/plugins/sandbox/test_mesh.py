@@ -6,7 +6,6 @@ import anyio
 import anyio.to_thread
 import msgspec
 import pytest
-
 from toolmesh.contracts import ToolRequest
 from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
@@ -42,9 +41,11 @@ async def test_call_tool_goes_through_the_mesh(write_tool, tool_dir, toolmesh_se
     write_tool("double", DOUBLE)
     write_tool("caller", CALLER)
     settings = _settings(toolmesh_settings)
-    async with running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False):
-        async with Mesh(settings=settings) as mesh:
-            result = await mesh.call("caller", {"n": 21}, timeout=10)
+    async with (
+        running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False),
+        Mesh(settings=settings) as mesh,
+    ):
+        result = await mesh.call("caller", {"n": 21}, timeout=10)
     assert result.structured_content == {"result": 42, "failure": "unknown_tool"}
 
 
@@ -91,19 +92,21 @@ async def test_subscriptions_run_the_tool_once_per_matching_breadcrumb(write_too
                permissions={"breadcrumbs": {"write": ["heard.v1"], "read": ["heard.v1"]}},
                subscriptions=[{"schema_name": "tick.v1", "tag": "interval:daily", "description": "daily"}])
     settings = _settings(toolmesh_settings)
-    async with running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as first:
-        async with running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False):
-            async with Mesh(settings=settings) as mesh:
-                matching = (await mesh.call("writer", {"tags": ["interval:daily"]}, timeout=10)).structured_content
-                other = (await mesh.call("writer", {"tags": ["interval:hourly"]}, timeout=10)).structured_content
-                store = sandbox.sandbox_of(first.kernel).breadcrumbs
-                heard = []
-                with anyio.move_on_after(5):
-                    while not heard:
-                        heard = await store.query("heard.v1", None, 10)
-                        await anyio.sleep(0.05)
-                await anyio.sleep(0.5)  # a second (duplicate) run would show up by now
+    async with (
+        running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False) as first,
+        running_node(settings, sources=[str(tool_dir)], plugins=[sandbox], load_entrypoints=False),
+        Mesh(settings=settings) as mesh,
+    ):
+        matching = (await mesh.call("writer", {"tags": ["interval:daily"]}, timeout=10)).structured_content
+        other = (await mesh.call("writer", {"tags": ["interval:hourly"]}, timeout=10)).structured_content
+        store = sandbox.sandbox_of(first.kernel).breadcrumbs
+        heard = []
+        with anyio.move_on_after(5):
+            while not heard:
                 heard = await store.query("heard.v1", None, 10)
+                await anyio.sleep(0.05)
+        await anyio.sleep(0.5)  # a second (duplicate) run would show up by now
+        heard = await store.query("heard.v1", None, 10)
     assert [(crumb.title, crumb.tags) for crumb in heard] == [(matching, ("created",))]
     assert other != matching
 
@@ -126,9 +129,8 @@ async def test_subscriptions_without_nats_use_the_memory_store(write_tool, tool_
 
 
 async def test_documents_published_on_the_mesh_are_served(write_tool, tool_dir, toolmesh_settings) -> None:
-    from typer.testing import CliRunner
-
     from toolmesh.plugins.sandbox.cli import sandbox_app
+    from typer.testing import CliRunner
 
     settings = _settings(toolmesh_settings, mesh_tools=True)
     path = write_tool("published", "export function execute(i) { return { v: i.v ?? 1 } }")

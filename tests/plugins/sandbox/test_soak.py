@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import anyio
 import pytest
-
 from toolmesh.contracts import ToolRequest
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.limits import process_rss_bytes
