@@ -44,6 +44,8 @@ STARTUP: list[tuple[str, set[str]]] = [
     ("plugins/rune/loader.py", {"claims"}),
     ("plugins/sandbox/document.py", {"find_documents", "load_sources"}),
     ("plugins/sandbox/worker.py", {"find_deno"}),
+    # a crew read-file tool resolves its root folder once, when the tool is made (its calls run in a thread)
+    ("plugins/crew/agent_tools.py", {"read_file_tool"}),
 ]
 
 # Known blocking calls while the node serves: small, and left as they are for now.

@@ -25,7 +25,7 @@ from toolmesh.testing import running_node
 
 from .conftest import standard_tools
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 
 def test_agent_subject() -> None:

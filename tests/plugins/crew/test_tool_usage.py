@@ -161,6 +161,7 @@ async def test_format_reminder_is_readded_periodically(toolmesh_settings, tools_
     assert reminded == [every, every * 2]
 
 
+@pytest.mark.usefixtures("no_blocking_calls")  # the cache reader runs on the loop: it must not block it
 async def test_should_cache_policy_and_cache_reader(toolmesh_settings, tools_plugin) -> None:
     def policy(arguments: dict[str, Any], result: Any) -> bool:
         return arguments["query"] != "news"
