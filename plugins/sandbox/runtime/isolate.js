@@ -61,6 +61,17 @@ defineProperty(globalThis, "Worker", { value: refuse("new Worker()"), writable: 
 defineProperty(globalThis, "caches", { get: refuse("the Cache API (caches)"), configurable: false });
 defineProperty(globalThis, "BroadcastChannel", { value: refuse("BroadcastChannel"), writable: false, configurable: false });
 
+// `Deno[Deno.internal]` is the runtime's internals object: its `core` calls ops and reads resources directly,
+// past every permission check.  Deno's own code imports those internals as modules and this file uses none of
+// them, so the handle is removed outright.  Every symbol-keyed property goes, so a renamed key is removed too,
+// and `Deno.internal` and `Deno.core` are pinned to undefined so nothing can plant a lookalike.  Strict mode makes a failed
+// delete throw, so an isolate where the removal did not happen never becomes ready.
+for (const key of Reflect.ownKeys(Deno)) {
+  if (typeof key === "symbol") delete Deno[key];
+}
+defineProperty(Deno, "internal", { value: undefined, writable: false, enumerable: false, configurable: false });
+defineProperty(Deno, "core", { value: undefined, writable: false, enumerable: false, configurable: false });
+
 function render(args) {
   let text = "";
   for (let i = 0; i < args.length; i++) {

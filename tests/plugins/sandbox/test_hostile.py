@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
 import anyio
 import msgspec
 import pytest
@@ -179,3 +182,79 @@ async def test_signalling_another_process_is_a_violation(write_tool, tool_dir, k
         target.wait()
     assert result.error is not None and result.error.code == "sandbox_violation"
     assert alive
+
+
+INTERNALS_PROBE = """
+export async function execute(i, ctx) {
+  const found = {};
+  const look = (name, read) => {
+    try {
+      const value = read();
+      found[name] = value === undefined ? "unreachable" : `reached ${typeof value}`;
+    } catch (error) {
+      found[name] = "unreachable";
+    }
+  };
+  look("Deno[Deno.internal]", () => Deno[Deno.internal]);
+  look("Deno[Deno.internal].core", () => Deno[Deno.internal].core);
+  look("Deno.internal", () => Deno.internal);
+  look("Deno[Symbol.for('Deno.internal')]", () => Deno[Symbol.for("Deno.internal")]);
+  look("symbol-keyed Deno properties", () => {
+    const symbols = Object.getOwnPropertySymbols(Deno);
+    return symbols.length ? symbols.map((s) => Deno[s]) : undefined;
+  });
+  look("globalThis.__bootstrap", () => globalThis.__bootstrap);
+  look("Deno.core", () => Deno.core);
+  look("globalThis.Deno.core", () => globalThis.Deno.core);
+  look("a Deno member holding core or ops", () => {
+    for (const key of Reflect.ownKeys(Deno)) {
+      let value;
+      try { value = Deno[key]; } catch { continue; }
+      if (value && typeof value === "object" && ("core" in value || "ops" in value)) return value;
+    }
+    return undefined;
+  });
+  try { Deno.internal = Symbol("planted"); } catch {}
+  look("Deno.internal after planting", () => Deno.internal);
+  const fetched = await (await fetch(i.url)).text();
+  const called = await ctx.callTool("good", { n: 1 });
+  const waited = await new Promise((resolve) => setTimeout(() => resolve("fired"), 20));
+  return { found, fetched, called, waited };
+}"""
+
+
+@pytest.fixture
+async def http_port() -> AsyncIterator[int]:
+    """A tiny HTTP server on loopback answering 200 'pong'."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\npong")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1]
+    server.close()
+    await server.wait_closed()
+
+
+async def test_deno_internals_are_unreachable_and_tool_features_still_work(
+    http_port, write_tool, tool_dir, kernel_for
+) -> None:
+    write_tool("prober", INTERNALS_PROBE, permissions={"network": [f"127.0.0.1:{http_port}"]})
+    write_tool("good", GOOD)
+    write_tool("hog", "export async function execute() { const a = []; for (;;) { a.push(new Uint8Array(32e6).fill(7));"
+                      " await new Promise(r => setTimeout(r, 1)) } }",
+               limits={"memory_mb": 64, "timeout_ms": 3000, "cpu_percent": 100})
+    async with kernel_for([str(tool_dir)]) as kernel:
+        probed = await kernel.call(ToolRequest(id="1", tool="prober", arguments={"url": f"http://127.0.0.1:{http_port}/"}))
+        hogged = await kernel.call(ToolRequest(id="2", tool="hog"))
+    assert probed.error is None, probed.error
+    report = probed.structured_content
+    assert report["found"] == dict.fromkeys(report["found"], "unreachable"), report["found"]
+    assert len(report["found"]) == 10
+    assert (report["fetched"], report["called"], report["waited"]) == ("pong", {"ok": 2}, "fired")
+    # The memory watch reads Deno.memoryUsage, captured before the internals were removed.
+    assert hogged.error is not None and hogged.error.code == "sandbox_violation", hogged
+    assert "memory limit" in hogged.error.message, hogged.error.message
