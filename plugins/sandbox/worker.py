@@ -160,6 +160,7 @@ class DenoWorker:
         """(when, calls in flight) at each call's start and end, for the memory allowance."""
         self._terminations: TerminationWatch | None = None
         self._refused: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._exit_watch: asyncio.Task[None] | None = None
 
     @property
     def alive(self) -> bool:
@@ -235,7 +236,7 @@ class DenoWorker:
                     "log_limit": self.log_limit, "max_idle": self.max_idle,
                     "max_result": self.max_result})
         self._spawn(self._read(reader))
-        self._spawn(self._wait_exit())
+        self._exit_watch = self._spawn(self._wait_exit())
         if self.process.pid is not None:
             self._started_rss = self._idle_rss = process_rss_bytes(self.process.pid) or 0
             self._watch = ResourceWatch(
@@ -269,10 +270,19 @@ class DenoWorker:
                 await asyncio.wait_for(self.process.wait(), 5.0)
             except TimeoutError:
                 _log.warning("deno worker %s did not exit", self.pid)
+        # The pool closes a dead process as soon as it sees it gone, which can be before the exit watcher
+        # failed its calls: cancelling the watcher then would leave them waiting for their timeouts.
+        watch = self._exit_watch
+        if watch is not None and not watch.done() and self.process is not None and self.process.returncode is not None:
+            await asyncio.wait({watch}, timeout=1.0)
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
+        stopped = self.crashed or WorkerCrashed("the Deno worker was stopped")
+        for future in [*self._calls.values(), *(pending[1] for pending in self._loads.values())]:
+            if not future.done():
+                future.set_exception(stopped)
 
     # ------------------------------------------------------------------ tools and calls
 
@@ -361,10 +371,11 @@ class DenoWorker:
         assert self._writer is not None
         self._writer.write(_encoder.encode(message) + b"\n")
 
-    def _spawn(self, coroutine: Awaitable[Any]) -> None:
+    def _spawn(self, coroutine: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _rss_limit(self, rss: int) -> int:
         # The runtime's own size plus, per running call, an isolate and memory_mb.  The runtime's size is
