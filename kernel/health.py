@@ -18,14 +18,14 @@ Exit code 0 when healthy, 1 when not, 2 on bad usage; ``--json`` prints the fact
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
 import anyio
 import nats.errors
 import typer
 from nats.micro.service import ServiceVerb, control_subject
 
-from .cli_options import JsonOption, NatsOption, PrefixOption, error_console, fail
+from .cli_options import error_console, fail
 from .config import load_settings
 from .errors import BrokerError, CallTimeout, ToolmeshError, ToolUnavailable
 from .mesh import Mesh
@@ -56,17 +56,8 @@ async def check_node(mesh: Mesh, node: str, *, timeout: float = PING_TIMEOUT) ->
     return facts
 
 
-def health(
-    node: Annotated[str | None, typer.Option("--node", help="Node name [default: TOOLMESH_NODE_NAME]")] = None,
-    live: Annotated[
-        bool,
-        typer.Option("--live", help="Liveness: fail if the node does not answer (or the embedded broker is gone)."),
-    ] = False,
-    nats_url: NatsOption = None,
-    prefix: PrefixOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Check that a node answers (and, without --live, is in the catalog and not draining); for probes."""
+def health(*, node: str | None, live: bool, nats_url: str | None, prefix: str | None, as_json: bool) -> None:
+    """Run ``toolmesh health`` (its options are declared in toolmesh.cli): exit 0 when healthy, 1 when not."""
     try:
         settings = load_settings({"nats_url": nats_url, "prefix": prefix})
     except ToolmeshError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import sys
 from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -36,7 +37,7 @@ def _out() -> Console:
 def _kernel(settings: Settings) -> Kernel:
     import msgspec
     from toolmesh import Kernel
-    from toolmesh.plugins import sandbox  # this plugin's own package
+    sandbox = sys.modules[__package__]  # this plugin's own package, as a plugin object
 
     # Local runs exercise the tools asked for: no bootstrap side effects at start.
     table = {**settings.plugins.get("sandbox", {}), "bootstrap": False}

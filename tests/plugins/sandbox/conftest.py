@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -70,3 +71,19 @@ async def sandbox_kernel(sources: list[str], **sandbox_settings: Any) -> AsyncIt
 def kernel_for() -> Callable[..., Any]:
     """``async with kernel_for([paths], **sandbox_settings) as kernel``."""
     return sandbox_kernel
+
+
+@pytest.fixture
+async def http_port() -> AsyncIterator[int]:
+    """A tiny HTTP server on loopback answering 200 'pong'."""
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\npong")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(answer, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1]
+    server.close()
+    await server.wait_closed()

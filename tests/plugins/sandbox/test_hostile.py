@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator
-
 import anyio
 import msgspec
 import pytest
@@ -221,22 +218,6 @@ export async function execute(i, ctx) {
   const waited = await new Promise((resolve) => setTimeout(() => resolve("fired"), 20));
   return { found, fetched, called, waited };
 }"""
-
-
-@pytest.fixture
-async def http_port() -> AsyncIterator[int]:
-    """A tiny HTTP server on loopback answering 200 'pong'."""
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\npong")
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    yield server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
 
 
 async def test_deno_internals_are_unreachable_and_tool_features_still_work(

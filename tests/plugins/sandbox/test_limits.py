@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 
 import pytest
 from toolmesh.contracts import ToolRequest
@@ -15,22 +14,6 @@ from toolmesh.plugins.sandbox.pool import WorkerGroup
 pytestmark = pytest.mark.anyio
 
 FETCH = "export async function execute(i) { const r = await fetch(i.url); return { status: r.status, body: await r.text() } }"
-
-
-@pytest.fixture
-async def http_port() -> AsyncIterator[int]:
-    """A tiny HTTP server on loopback answering 200 'pong'."""
-
-    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await reader.readuntil(b"\r\n\r\n")
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\npong")
-        await writer.drain()
-        writer.close()
-
-    server = await asyncio.start_server(answer, "127.0.0.1", 0)
-    yield server.sockets[0].getsockname()[1]
-    server.close()
-    await server.wait_closed()
 
 
 NETWORK = [
