@@ -21,9 +21,9 @@ from pathlib import Path
 import anyio
 import nats
 import toolmesh
-from toolmesh.broker import EmbeddedBroker
-from toolmesh.config import Settings
-from toolmesh.mesh import Mesh
+from toolmesh._config import Settings
+from toolmesh._transport.broker import EmbeddedBroker
+from toolmesh._transport.mesh import Mesh
 from toolmesh.testing import running_node
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -30,10 +30,11 @@ from typing import Any
 
 import anyio
 import toolmesh
-from toolmesh.broker import EmbeddedBroker
+from toolmesh._pipeline.memory_cache import cache_key
+from toolmesh._pipeline.validation import schema_issues
+from toolmesh._transport.broker import EmbeddedBroker
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import CachePolicy, ToolSpec
-from toolmesh.memory_cache import cache_key
-from toolmesh.mesh import Mesh
 from toolmesh.plugins.crew import (
     CrewCache,
     LocalTool,
@@ -44,7 +45,6 @@ from toolmesh.plugins.crew import (
 )
 from toolmesh.plugins.crew.parsing import parse_agent_output
 from toolmesh.testing import running_node, test_settings
-from toolmesh.validation import schema_issues
 
 SOURCE = "bench"
 SCHEMA = {

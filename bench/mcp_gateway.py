@@ -33,7 +33,7 @@ import toolmesh
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from toolmesh import CallContext
-from toolmesh.broker import EmbeddedBroker
+from toolmesh._transport.broker import EmbeddedBroker
 from toolmesh.contracts import ToolSpec
 from toolmesh.testing import test_settings
 

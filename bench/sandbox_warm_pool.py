@@ -36,9 +36,9 @@ from pathlib import Path
 
 import msgspec
 import toolmesh
-from toolmesh.broker import EmbeddedBroker
+from toolmesh._transport.broker import EmbeddedBroker
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolRequest
-from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.permissions import Profile
 from toolmesh.plugins.sandbox.worker import find_deno

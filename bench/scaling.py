@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from toolmesh.broker import EmbeddedBroker
-from toolmesh.config import Settings
-from toolmesh.mesh import Mesh
+from toolmesh._config import Settings
+from toolmesh._transport.broker import EmbeddedBroker
+from toolmesh._transport.mesh import Mesh
 
 ROOT = Path(__file__).resolve().parent.parent
 TOOLS = str(ROOT / "bench" / "scaling_tools.py")

@@ -2,7 +2,7 @@
 
 Validates the ``ToolRequest`` wire schema and typical tool input schemas with
 valid and invalid instances, and times compilation.  The kernel uses the
-winner (see ``toolmesh.validation``).
+winner (see ``toolmesh._pipeline.validation``).
 
     python bench/schema_validators.py
 """

@@ -56,11 +56,11 @@ def _lines(path: str | None) -> int:
 
 
 async def measure(calls: int) -> dict[str, float]:
-    from toolmesh.benchmark import bench_echo, throughput
-    from toolmesh.broker import EmbeddedBroker
-    from toolmesh.config import Settings
-    from toolmesh.mesh import Mesh
-    from toolmesh.telemetry_config import configure_telemetry
+    from toolmesh._cli.benchmark import bench_echo, throughput
+    from toolmesh._config import Settings
+    from toolmesh._telemetry.export import configure_telemetry
+    from toolmesh._transport.broker import EmbeddedBroker
+    from toolmesh._transport.mesh import Mesh
     from toolmesh.testing import running_node
 
     configure_telemetry("bench")

@@ -26,6 +26,7 @@ from .messages import Caller, CancelRequest, ToolCallback, ToolError, ToolEvent,
 from .spec import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, ToolSpec
 from .subjects import (
     DEFAULT_PREFIX,
+    QUEUE_GROUP,
     InvalidToolName,
     Subjects,
     decode_token,
@@ -52,6 +53,7 @@ from .tool_code import (
 
 __all__ = (
     "DEFAULT_PREFIX",
+    "QUEUE_GROUP",
     "RETRYABLE_CODES",
     "TOOL_CODE_SCHEMA",
     "TOOL_CODE_TAGS",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DEFAULT_PREFIX",
+    "QUEUE_GROUP",
     "TOOL_NAME_PATTERN",
     "InvalidToolName",
     "Subjects",
@@ -24,6 +25,9 @@ __all__ = [
 
 DEFAULT_PREFIX = "tool"
 """The first subject token(s) of every mesh subject unless configured otherwise."""
+
+QUEUE_GROUP = "toolmesh"
+"""The NATS queue group of every node's request subscriptions: nodes sharing it share the calls."""
 
 TOOL_NAME_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,128}")
 """What a tool name may be (MCP 2025-11-25)."""

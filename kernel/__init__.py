@@ -26,14 +26,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names below load on first use (PEP 562), so `import toolmesh.contracts` stays light
-    from .callbacks import CallbackHandler
-    from .cli_options import JsonOption, NatsOption, PrefixOption
-    from .cli_options import error_console as cli_stderr
-    from .cli_options import fail as cli_error
-    from .config import Settings, load_settings
-    from .context import CallContext
-    from .decisions import Complete, Decision, Reject, RunNormally
-    from .errors import (
+    from toolmesh._cli.options import JsonOption, NatsOption, PrefixOption
+    from toolmesh._cli.options import error_console as cli_stderr
+    from toolmesh._cli.options import fail as cli_error
+    from toolmesh._config import Settings, load_settings
+    from toolmesh._errors import (
         BadRequest,
         BrokerError,
         CallCancelled,
@@ -53,25 +50,28 @@ if TYPE_CHECKING:  # the names below load on first use (PEP 562), so `import too
         UsageLimitExceeded,
         tool_error,
     )
-    from .kernel import Kernel
-    from .lazy_names import lazy_exports
-    from .logs import redact_arguments, redact_issues
-    from .markers import hookimpl, hookspec
-    from .memory_cache import cache_key
-    from .mesh import Mesh, SyncMesh, connect_nats
-    from .nats_errors import nats_error
-    from .node import Node
-    from .plugin_manager import await_maybe
-    from .results import result_from_value
-    from .tool_function import ToolFunction, tool
-    from .validation import ValidationIssue, compile_schema, json_path, schema_issues
+    from toolmesh._lazy_names import lazy_exports
+    from toolmesh._markers import hookimpl, hookspec
+    from toolmesh._pipeline.context import CallContext
+    from toolmesh._pipeline.decisions import Complete, Decision, Reject, RunNormally
+    from toolmesh._pipeline.kernel import Kernel
+    from toolmesh._pipeline.memory_cache import cache_key
+    from toolmesh._pipeline.plugin_manager import await_maybe
+    from toolmesh._pipeline.results import result_from_value
+    from toolmesh._pipeline.tool_function import ToolFunction, tool
+    from toolmesh._pipeline.validation import ValidationIssue, compile_schema, json_path, schema_issues
+    from toolmesh._telemetry.logs import redact_arguments, redact_issues
+    from toolmesh._transport.callbacks import CallbackHandler
+    from toolmesh._transport.mesh import Mesh, SyncMesh, connect_nats
+    from toolmesh._transport.nats_errors import nats_error
+    from toolmesh._transport.node import Node
 
 _MODULE_OF = {
-    "CallbackHandler": "callbacks",
-    **dict.fromkeys(("JsonOption", "NatsOption", "PrefixOption", "cli_error", "cli_stderr"), "cli_options"),
-    **dict.fromkeys(("Settings", "load_settings"), "config"),
-    "CallContext": "context",
-    **dict.fromkeys(("Complete", "Decision", "Reject", "RunNormally"), "decisions"),
+    "CallbackHandler": "_transport.callbacks",
+    **dict.fromkeys(("JsonOption", "NatsOption", "PrefixOption", "cli_error", "cli_stderr"), "_cli.options"),
+    **dict.fromkeys(("Settings", "load_settings"), "_config"),
+    "CallContext": "_pipeline.context",
+    **dict.fromkeys(("Complete", "Decision", "Reject", "RunNormally"), "_pipeline.decisions"),
     **dict.fromkeys(
         (
             "BadRequest", "BrokerError", "CallCancelled", "CallRejected", "CallTimeout", "ConfigError",
@@ -79,20 +79,20 @@ _MODULE_OF = {
             "ToolCallError", "ToolDefinitionError", "ToolmeshError", "ToolUnavailable", "UnknownTool",
             "UsageLimitExceeded", "tool_error",
         ),
-        "errors",
+        "_errors",
     ),
-    "nats_error": "nats_errors",
-    "Kernel": "kernel",
-    "lazy_exports": "lazy_names",
-    **dict.fromkeys(("redact_arguments", "redact_issues"), "logs"),
-    **dict.fromkeys(("hookimpl", "hookspec"), "markers"),
-    "cache_key": "memory_cache",
-    **dict.fromkeys(("Mesh", "SyncMesh", "connect_nats"), "mesh"),
-    "Node": "node",
-    "await_maybe": "plugin_manager",
-    "result_from_value": "results",
-    **dict.fromkeys(("ToolFunction", "tool"), "tool_function"),
-    **dict.fromkeys(("ValidationIssue", "compile_schema", "json_path", "schema_issues"), "validation"),
+    "nats_error": "_transport.nats_errors",
+    "Kernel": "_pipeline.kernel",
+    "lazy_exports": "_lazy_names",
+    **dict.fromkeys(("redact_arguments", "redact_issues"), "_telemetry.logs"),
+    **dict.fromkeys(("hookimpl", "hookspec"), "_markers"),
+    "cache_key": "_pipeline.memory_cache",
+    **dict.fromkeys(("Mesh", "SyncMesh", "connect_nats"), "_transport.mesh"),
+    "Node": "_transport.node",
+    "await_maybe": "_pipeline.plugin_manager",
+    "result_from_value": "_pipeline.results",
+    **dict.fromkeys(("ToolFunction", "tool"), "_pipeline.tool_function"),
+    **dict.fromkeys(("ValidationIssue", "compile_schema", "json_path", "schema_issues"), "_pipeline.validation"),
 }
 
 _NAME_IN_MODULE = {"cli_error": "fail", "cli_stderr": "error_console"}
@@ -101,12 +101,9 @@ _NAME_IN_MODULE = {"cli_error": "fail", "cli_stderr": "error_console"}
 
 def __getattr__(name: str) -> Any:
     if name == "__version__":
-        from importlib.metadata import PackageNotFoundError, version
+        from toolmesh._version import package_version
 
-        try:
-            value: Any = version("toolmesh")
-        except PackageNotFoundError:  # pragma: no cover - running from a source tree without install
-            value = "0.0.0"
+        value: Any = package_version()
     elif name in _MODULE_OF:
         module = importlib.import_module(f"{__name__}.{_MODULE_OF[name]}")
         value = getattr(module, _NAME_IN_MODULE.get(name, name))

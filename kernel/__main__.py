@@ -1,5 +1,5 @@
 """``python -m toolmesh`` runs the command line."""
 
-from .cli import main
+from toolmesh._cli.commands import main
 
 main()

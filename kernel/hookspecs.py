@@ -15,7 +15,7 @@ marked ``tryfirst`` run first, then the unmarked ones in registration order
 ``Kernel.register_plugin``), then those marked ``trylast``; each group in
 registration order.  (pluggy's own ``pm.hook.<name>(...)`` calls the newest
 registration first; the kernel calls every hook through
-``Kernel.hooks`` — ``toolmesh.hook_calls`` — and so in this order.)  Hence:
+``Kernel.hooks`` — ``toolmesh._pipeline.hook_calls`` — and so in this order.)  Hence:
 pipeline hooks (``toolmesh_tool_spec``, ``toolmesh_before_call``) thread
 their output from the first registered to the last; a ``firstresult`` hook
 asks the first registered first (the built-in in-process cache marks its
@@ -39,16 +39,15 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from .markers import hookspec
+from toolmesh._markers import hookspec
 
 if TYPE_CHECKING:
     import typer
+    from toolmesh._pipeline.context import CallContext
+    from toolmesh._pipeline.decisions import Decision
+    from toolmesh._pipeline.kernel import Kernel
+    from toolmesh._pipeline.validation import ValidationIssue
     from toolmesh.contracts import ToolEvent, ToolRequest, ToolResult, ToolSpec
-
-    from .context import CallContext
-    from .decisions import Decision
-    from .kernel import Kernel
-    from .validation import ValidationIssue
 
 
 # ---------------------------------------------------------------- discovery
@@ -170,7 +169,7 @@ def toolmesh_authorize(
     """Decide whether the caller ``identity`` may ``action`` (``"list"`` or ``"call"``) the tool ``spec``.
 
     :param identity: the caller's identity as the node verified it (a signed
-        ``Toolmesh-Identity`` header, see ``toolmesh.identity``); ``None`` for an
+        ``Toolmesh-Identity`` header, see ``toolmesh._pipeline.identity``); ``None`` for an
         anonymous caller.  Never the unverified ``caller.identity`` of a request body.
     :param spec: the tool.
     :param action: ``"call"`` on a node, before the decision hooks; ``"list"``

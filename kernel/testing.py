@@ -40,11 +40,10 @@ from typing import Any, TypeVar, cast
 import anyio
 import msgspec
 import pytest
-
-from .broker import EmbeddedBroker
-from .broker_state import STATE_DIR_ENV
-from .config import Settings
-from .node import Node
+from toolmesh._config import Settings
+from toolmesh._transport.broker import EmbeddedBroker
+from toolmesh._transport.broker_state import STATE_DIR_ENV
+from toolmesh._transport.node import Node
 
 __all__ = ["eventually", "eventually_sync", "running_node", "test_settings"]
 

@@ -26,16 +26,15 @@ ALLOWED: list[tuple[str, set[str]]] = [
     # `toolmesh`'s lazy public names import their module or read the installed version, once per process.
     ("toolmesh/__init__.py", {"__getattr__"}),
     ("kernel/__init__.py", {"__getattr__"}),
+    ("_version.py", {"package_version"}),
 ]
 
 # Start-up, before the node serves anything: the plugin manager reads the installed entry points; the node
 # reads its NATS credentials, TLS files and the embedded broker's state; plugins read the tool sources they
 # were given and find the Deno binary. Mesh.connect reads the credential files its settings name.
 STARTUP: list[tuple[str, set[str]]] = [
-    ("kernel/plugin_manager.py", {"create_plugin_manager"}),
-    ("toolmesh/plugin_manager.py", {"create_plugin_manager"}),
-    ("kernel/node.py", {"_connect"}),
-    ("toolmesh/node.py", {"_connect"}),
+    ("_pipeline/plugin_manager.py", {"create_plugin_manager"}),
+    ("_transport/node.py", {"_connect"}),
     ("broker_state.py", {"local_credentials"}),
     ("nats_auth.py", {"connect_options"}),
     # nats-py reads an nkey seed or creds file when it connects and when it signs the server's nonce

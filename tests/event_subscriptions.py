@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 import anyio.abc
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolEvent, ToolResult
-from toolmesh.mesh import Mesh
 from toolmesh.testing import eventually
 
 

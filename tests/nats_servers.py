@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Self
 
-from toolmesh.broker import find_nats_server, port_is_open, stop_process
+from toolmesh._transport.broker import find_nats_server, port_is_open, stop_process
 
 from tests.processes import free_port
 

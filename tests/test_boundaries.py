@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -27,13 +28,16 @@ LINT_IMPORTS = Path(sysconfig.get_path("scripts")) / "lint-imports"
 
 
 def _installed_layout(target: Path) -> Path:
-    """Link the source folders into ``target`` the way pyproject maps them to packages; returns ``target``."""
+    """The source folders laid out in ``target`` the way pyproject maps them to packages; returns ``target``.
+
+    Folders are made, files are links: a fault case may then add or replace a module of the layout
+    without writing into the source tree.
+    """
     for package, folder in sorted(PYPROJECT["tool"]["setuptools"]["package-dir"].items()):
-        destination = target.joinpath(*package.split("."))
-        destination.mkdir(parents=True)
-        for entry in (ROOT / folder).iterdir():
-            if entry.name != "__pycache__" and not destination.joinpath(entry.name).exists():
-                destination.joinpath(entry.name).symlink_to(entry)
+        shutil.copytree(
+            ROOT / folder, target.joinpath(*package.split(".")), copy_function=os.symlink,
+            ignore=shutil.ignore_patterns("__pycache__"), dirs_exist_ok=True,
+        )
     return target
 
 
@@ -70,23 +74,27 @@ def test_the_layout_holds_the_whole_package(layout: Path) -> None:
 _INTRUDER_PLUGIN = "toolmesh/plugins/intruder/__init__.py"
 _FAULTS: dict[str, tuple[str, dict[str, str]]] = {
     # fault: (the contract that must catch it, {module to write: its source; "+" appends to a linked module})
-    "a plugin imports a kernel module": ("plugins-public-api", {_INTRUDER_PLUGIN: "from toolmesh.mesh import Mesh\n"}),
+    "a plugin imports a kernel module": ("plugins-public-api", {_INTRUDER_PLUGIN: "from toolmesh._transport.mesh import Mesh\n"}),
     "a plugin imports a kernel module through the root": (
-        "plugins-public-api", {_INTRUDER_PLUGIN: "from toolmesh import validation\n"}),
+        "plugins-public-api", {_INTRUDER_PLUGIN: "from toolmesh import _config\n"}),
     "a plugin imports a kernel module for annotations only": (
         "plugins-public-api",
-        {_INTRUDER_PLUGIN: "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from toolmesh.node import Node\n"}),
+        {_INTRUDER_PLUGIN: "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from toolmesh._transport.node import Node\n"}),
     "a plugin imports another plugin": (
         "plugins-independent", {_INTRUDER_PLUGIN: "from toolmesh.plugins.python import loader\n"}),
     "a plugin imports the plugins package": ("plugins-share-nothing", {_INTRUDER_PLUGIN: "import toolmesh.plugins\n"}),
     "the kernel imports a plugin": ("kernel-without-plugins", {"toolmesh/intruder.py": "import toolmesh.plugins.rune\n"}),
     "the contracts import a kernel module": (
-        "contracts-stand-alone", {"toolmesh/contracts/intruder.py": "from toolmesh.errors import ToolmeshError\n"}),
+        "contracts-stand-alone", {"toolmesh/contracts/intruder.py": "from toolmesh._errors import ToolmeshError\n"}),
     "the contracts import the public API": (
         "contracts-stand-alone", {"toolmesh/contracts/intruder.py": "from toolmesh import Mesh\n"}),
     "two kernel modules import each other": (
-        "acyclic", {"toolmesh/intruder.py": "from toolmesh import config\n",
-                    "toolmesh/config.py": "+from toolmesh import intruder\n"}),
+        "acyclic", {"toolmesh/_pipeline/intruder.py": "from toolmesh._pipeline import kernel\n",
+                    "toolmesh/_pipeline/kernel.py": "+from toolmesh._pipeline import intruder\n"}),
+    "the pipeline imports the transport": (
+        "kernel-layers", {"toolmesh/_pipeline/intruder.py": "from toolmesh._transport import node\n"}),
+    "telemetry imports the settings": (
+        "kernel-layers", {"toolmesh/_telemetry/intruder.py": "import toolmesh._config\n"}),
 }
 
 

@@ -47,6 +47,6 @@ def test_wheel_declares_entry_points(wheel):
     """The console script, the first-party plugins and the pytest plugin are declared."""
     (entry_points,) = [name for name in wheel.namelist() if name.endswith(".dist-info/entry_points.txt")]
     text = wheel.read(entry_points).decode()
-    assert "toolmesh = toolmesh.cli:main" in text
+    assert "toolmesh = toolmesh._cli.commands:main" in text
     assert "[toolmesh.plugins]" in text and "python = toolmesh.plugins.python" in text
     assert "[pytest11]" in text

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["sandbox_app"]
 
-# Light on purpose (the toolmesh.cli entry point imports it for `toolmesh --help`): each command imports
+# Light on purpose (the toolmesh._cli.commands entry point imports it for `toolmesh --help`): each command imports
 # the sandbox when it runs.
 sandbox_app = typer.Typer(
     help="Code tools (tool.code.v1) in the Deno sandbox.", no_args_is_help=True, rich_markup_mode=None

@@ -9,9 +9,9 @@ import anyio
 import msgspec
 import pytest
 from toolmesh import hookimpl
+from toolmesh._transport.mesh import Mesh
+from toolmesh._transport.node import Node
 from toolmesh.contracts import ToolSpec
-from toolmesh.mesh import Mesh
-from toolmesh.node import Node
 from toolmesh.testing import test_settings
 
 # chaos as well as slow: "pytest -m chaos tests/chaos" then checks every scale-out target in one run

@@ -20,9 +20,9 @@ from typing import Any
 
 import anyio
 import pytest
-from toolmesh.broker import port_is_open
-from toolmesh.config import Settings
-from toolmesh.mesh import Mesh
+from toolmesh._config import Settings
+from toolmesh._transport.broker import port_is_open
+from toolmesh._transport.mesh import Mesh
 
 from tests.processes import ROOT, NodeProcess
 

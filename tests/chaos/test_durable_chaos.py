@@ -14,8 +14,8 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
-from toolmesh.config import Settings
-from toolmesh.mesh import Mesh
+from toolmesh._config import Settings
+from toolmesh._transport.mesh import Mesh
 
 from tests.processes import NodeProcess
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolRequest, encode
-from toolmesh.mesh import Mesh
 
 from tests.nats_servers import NatsServer
 from tests.processes import NodeProcess

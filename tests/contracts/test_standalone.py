@@ -29,5 +29,5 @@ def test_importing_the_contracts_loads_only_msgspec_and_the_standard_library() -
 def test_public_names_load_on_first_use(name: str) -> None:
     before = _modules_after("import toolmesh")
     after = _modules_after(f"import toolmesh\nassert toolmesh.{name} is not None")
-    assert "toolmesh.kernel" not in before and "nats" not in before
+    assert "toolmesh._pipeline.kernel" not in before and "nats" not in before
     assert name == "__version__" or len(after) > len(before)

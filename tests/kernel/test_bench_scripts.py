@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from toolmesh.bench_scripts import bench_scripts, run_script, script_section
+from toolmesh._cli.bench_scripts import bench_scripts, run_script, script_section
 
 MAIN = 'if __name__ == "__main__":\n'
 

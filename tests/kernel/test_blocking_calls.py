@@ -6,7 +6,7 @@ import time
 
 import pytest
 import toolmesh
-from toolmesh.mesh import Mesh
+from toolmesh._transport.mesh import Mesh
 from toolmesh.testing import running_node
 
 from tests.blocking_calls import watching_the_loop

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from toolmesh.broker_keeper import MAX_RESTARTS
-from toolmesh.config import Settings
-from toolmesh.mesh import Mesh
+from toolmesh._config import Settings
+from toolmesh._transport.broker_keeper import MAX_RESTARTS
+from toolmesh._transport.mesh import Mesh
 from toolmesh.testing import eventually, running_node
 
 from tests.processes import NodeProcess, free_port, toolmesh

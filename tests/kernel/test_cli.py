@@ -120,8 +120,8 @@ def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
     import threading
 
     import nats
-    from toolmesh.config import Settings
-    from toolmesh.nats_auth import connect_options
+    from toolmesh._config import Settings
+    from toolmesh._transport.nats_auth import connect_options
 
     from tests.processes import ROOT
 
@@ -134,7 +134,7 @@ def test_ctrl_c_to_the_terminal_group_drains_before_the_embedded_broker_stops():
 
     async def wait_until_the_node_started_the_call(caller: threading.Thread) -> None:
         # The caller is a fresh interpreter; Ctrl-C must arrive after the node accepted its call.
-        # The embedded broker admits holders of the local credentials only (toolmesh.broker_state).
+        # The embedded broker admits holders of the local credentials only (toolmesh._transport.broker_state).
         nc = await nats.connect(url, **connect_options(Settings(nats_url=url)))
         try:
             started = await nc.subscribe("tool.event.started.sleep", max_msgs=1)
@@ -182,7 +182,7 @@ def test_error_paths_with_brackets_print_verbatim(embedded_node):
 )
 def test_plugin_commands_load_only_when_the_command_line_may_need_them(argv: list[str], kernel_only: bool):
     """A kernel command skips importing every plugin for its commands; anything else (help included) loads them."""
-    from toolmesh.cli import _names_a_kernel_command
+    from toolmesh._cli.commands import _names_a_kernel_command
 
     assert _names_a_kernel_command(argv) is kernel_only
 

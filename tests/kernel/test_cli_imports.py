@@ -17,7 +17,7 @@ from tests.processes import ROOT, toolmesh
 _PROBE = textwrap.dedent(
     """
     import json, sys
-    from toolmesh.cli import main
+    from toolmesh._cli.commands import main
 
     sys.argv = ["toolmesh", *json.loads(sys.argv[1])]
     try:
@@ -67,7 +67,7 @@ def test_the_kernels_help_imports_no_node_library_and_no_plugin_implementation(a
     assert code in (0, 2)  # click exits 2 after the help it shows for no arguments
     assert _heavy(modules) == []
     assert _plugin_implementation(modules) == []
-    assert "toolmesh.node" not in modules and "toolmesh.mesh" not in modules and "toolmesh.kernel" not in modules
+    assert "toolmesh._transport.node" not in modules and "toolmesh._transport.mesh" not in modules and "toolmesh._pipeline.kernel" not in modules
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_rune_run_imports_the_language_but_not_the_tool_plugin(tmp_path: Path) -
     assert [name for name in modules if name.startswith("toolmesh.plugins.rune.") and ".lang" not in name] == [
         "toolmesh.plugins.rune.cli"
     ]
-    # typer converts a command's parameters with pydantic; the language uses msgspec through toolmesh.errors
+    # typer converts a command's parameters with pydantic; the language uses msgspec through toolmesh._errors
     assert [name for name in _heavy(modules) if name.split(".")[0] not in ("pydantic", "msgspec")] == []
     assert not [name for name in modules if name.startswith(("toolmesh.plugins.mcp", "toolmesh.plugins.crew"))]
 
@@ -156,7 +156,7 @@ def toolmesh_cli(app):
 _GROUP_MODULE = '''
 import typer
 
-app = typer.Typer(help="Commands from a toolmesh.cli entry point.")
+app = typer.Typer(help="Commands from a toolmesh._cli.commands entry point.")
 
 
 @app.command()
@@ -179,14 +179,14 @@ def _distribution(site: Path, name: str, entry_points: str) -> None:
 
 
 def _install_third_party(site: Path) -> dict[str, str]:
-    """Two distributions: one adds commands through the hook, one through a toolmesh.cli entry point."""
+    """Two distributions: one adds commands through the hook, one through a toolmesh._cli.commands entry point."""
     (site / "hooked_plugin.py").write_text(_HOOK_PLUGIN, encoding="utf-8")
     (site / "grouped_cli.py").write_text(_GROUP_MODULE, encoding="utf-8")
     _distribution(site, "toolmesh_hooked", "[toolmesh.plugins]\nhooked = hooked_plugin\n")
     # Its plugin module does not exist: importing it (instead of only the command group) would fail.
     _distribution(
         site, "toolmesh_grouped", "[toolmesh.plugins]\ngrouped = grouped_plugin_absent\n\n"
-        "[toolmesh.cli]\ngrouped = grouped_cli:app\n",
+        "[toolmesh._cli.commands]\ngrouped = grouped_cli:app\n",
     )
     return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
 
@@ -213,7 +213,7 @@ def test_toolmesh_plugins_limits_the_commands_too(tmp_path: Path) -> None:
 
 def test_a_command_fails_once_when_it_raises_module_not_found() -> None:
     """The uvloop choice is made before the command runs: its own ModuleNotFoundError is not a reason to rerun it."""
-    from toolmesh.cli import _run
+    from toolmesh._cli.commands import _run
 
     runs = []
 
@@ -229,7 +229,7 @@ def test_a_command_fails_once_when_it_raises_module_not_found() -> None:
 def test_commands_run_on_asyncio_without_uvloop(monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from toolmesh.cli import _run
+    from toolmesh._cli.commands import _run
 
     monkeypatch.setitem(sys.modules, "uvloop", None)  # as on Windows, where uvloop has no wheels
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 from toolmesh import ConfigError, Settings, load_settings
-from toolmesh.config import CONFIG_FILE, DEFAULT_NATS_URL
+from toolmesh._config import CONFIG_FILE, DEFAULT_NATS_URL
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import asyncio
 import time
 
 import pytest
-from toolmesh.deadline import DeadlineExceeded, DeadlineWatch, within_deadline
+from toolmesh._pipeline.deadline import DeadlineExceeded, DeadlineWatch, within_deadline
 
 pytestmark = pytest.mark.anyio
 

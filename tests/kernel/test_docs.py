@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import toolmesh
-from toolmesh.plugin_manager import create_plugin_manager
+from toolmesh._pipeline.plugin_manager import create_plugin_manager
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-plugins.md"
 API = GUIDE.with_name("api.md")

@@ -1,5 +1,5 @@
 """One error tree: every public exception is a ToolmeshError with a wire code; retryability follows the
-code; NATS exceptions become toolmesh errors at one seam (``toolmesh.nats_errors``), tried against a real
+code; NATS exceptions become toolmesh errors at one seam (``toolmesh._transport.nats_errors``), tried against a real
 nats-server as well as unit by unit."""
 
 from __future__ import annotations
@@ -20,10 +20,8 @@ import toolmesh
 import toolmesh.plugins
 from nats.aio.msg import Msg
 from toolmesh import CallTimeout, ToolmeshError, ToolUnavailable, tool_error
-from toolmesh.callbacks import NatsCallbackChannel
-from toolmesh.config import Settings
-from toolmesh.contracts import RETRYABLE_CODES, ErrorCode
-from toolmesh.errors import (
+from toolmesh._config import Settings
+from toolmesh._errors import (
     BadRequest,
     BrokerError,
     DeadlineExceeded,
@@ -32,8 +30,10 @@ from toolmesh.errors import (
     PublishDenied,
     error_class,
 )
-from toolmesh.mesh import connect_nats
-from toolmesh.nats_errors import denied_subject, nats_error, refuses_connection
+from toolmesh._transport.callbacks import NatsCallbackChannel
+from toolmesh._transport.mesh import connect_nats
+from toolmesh._transport.nats_errors import denied_subject, nats_error, refuses_connection
+from toolmesh.contracts import RETRYABLE_CODES, ErrorCode
 
 from tests.nats_servers import NatsServer
 
@@ -129,7 +129,7 @@ def test_retryability_is_the_codes(code: ErrorCode) -> None:
 
 
 def test_no_module_decides_retryability_by_hand() -> None:
-    """`retryable=` is set in one place (toolmesh.errors.tool_error), from RETRYABLE_CODES."""
+    """`retryable=` is set in one place (toolmesh._errors.tool_error), from RETRYABLE_CODES."""
     roots = [Path(toolmesh.__file__).parent, Path(toolmesh.plugins.__file__).parent]
     offenders = [
         f"{path}:{number}"

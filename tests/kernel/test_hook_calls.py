@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 from toolmesh import ConfigError, Kernel, RunNormally, hookimpl
+from toolmesh._pipeline.plugin_manager import TRACE_ENV
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import CachePolicy, ToolRequest, ToolResult, ToolSpec
-from toolmesh.mesh import Mesh
-from toolmesh.plugin_manager import TRACE_ENV
 from toolmesh.testing import running_node
 
 pytestmark = pytest.mark.anyio

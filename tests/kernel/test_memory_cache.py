@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import toolmesh.memory_cache
+import toolmesh._pipeline.memory_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from toolmesh._pipeline.memory_cache import MemoryCache, cache_key
 from toolmesh.contracts import ToolResult
-from toolmesh.memory_cache import MemoryCache, cache_key
 
 
 class FakeClock:
@@ -23,7 +23,7 @@ class FakeClock:
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     fake = FakeClock()
-    monkeypatch.setattr(toolmesh.memory_cache, "time", fake)
+    monkeypatch.setattr(toolmesh._pipeline.memory_cache, "time", fake)
     return fake
 
 

@@ -8,8 +8,8 @@ import re
 import anyio
 import pytest
 from toolmesh import Mesh
-from toolmesh.broker import EmbeddedBroker
-from toolmesh.mesh import new_request_id
+from toolmesh._transport.broker import EmbeddedBroker
+from toolmesh._transport.mesh import new_request_id
 from toolmesh.testing import test_settings
 
 pytestmark = pytest.mark.anyio

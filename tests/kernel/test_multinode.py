@@ -8,9 +8,9 @@ from functools import partial
 import anyio
 import anyio.to_thread
 import pytest
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolEvent, ToolRequest
-from toolmesh.mesh import Mesh
 from toolmesh.testing import eventually
 
 from tests.event_subscriptions import follow_events, kinds_of

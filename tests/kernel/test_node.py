@@ -7,8 +7,8 @@ import json
 import anyio
 import pytest
 import toolmesh
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ErrorCode, ToolCallback, ToolRequest, decode_result, encode
-from toolmesh.mesh import Mesh
 from toolmesh.testing import eventually, running_node
 
 from tests.event_subscriptions import follow_events, kinds_of

@@ -13,7 +13,7 @@ import threading
 import urllib.request
 
 import pytest
-from toolmesh.logs import (
+from toolmesh._telemetry.logs import (
     JsonFormatter,
     RedactingFormatter,
     SecretRedactor,

@@ -11,9 +11,11 @@ import anyio
 import anyio.lowlevel
 import msgspec
 import pytest
-import toolmesh.memory_cache
+import toolmesh._pipeline.memory_cache
 from toolmesh import Complete, Kernel, Reject, RunNormally, hookimpl
-from toolmesh.context import CallContext
+from toolmesh._pipeline.context import CallContext
+from toolmesh._pipeline.plugin_manager import await_maybe
+from toolmesh._pipeline.validation import ValidationIssue
 from toolmesh.contracts import (
     CachePolicy,
     ErrorCode,
@@ -24,8 +26,6 @@ from toolmesh.contracts import (
     ToolResult,
     ToolSpec,
 )
-from toolmesh.plugin_manager import await_maybe
-from toolmesh.validation import ValidationIssue
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
@@ -557,7 +557,7 @@ class FakeClock:
 async def test_cached_result_expires_after_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
     """A cached result is served until its TTL has passed, then the tool runs again."""
     clock = FakeClock()
-    monkeypatch.setattr(toolmesh.memory_cache, "time", clock)
+    monkeypatch.setattr(toolmesh._pipeline.memory_cache, "time", clock)
     tools = Tools((make_spec("ttl", input_schema=_INTEGERS, cache=CachePolicy(ttl=10.0)), add))
     kernel = await start(tools)
     await call(kernel, "ttl", {"a": 1, "b": 2})

@@ -9,10 +9,10 @@ from typing import Any
 import pluggy
 import pytest
 import toolmesh
-import toolmesh.default_validation
+import toolmesh._pipeline.default_validation
 from toolmesh import ConfigError, hookimpl
-from toolmesh.memory_cache import MemoryCachePlugin
-from toolmesh.plugin_manager import (
+from toolmesh._pipeline.memory_cache import MemoryCachePlugin
+from toolmesh._pipeline.plugin_manager import (
     ENTRY_POINT_GROUP,
     PLUGINS_ENV,
     TRACE_ENV,
@@ -40,7 +40,7 @@ class Claims:
 def test_default_plugins_are_registered() -> None:
     """Schema validation and the memory cache are registered by default, under stable names."""
     pm = create_plugin_manager(load_entrypoints=False)
-    assert pm.get_plugin("toolmesh.default_validation") is toolmesh.default_validation
+    assert pm.get_plugin("toolmesh.default_validation") is toolmesh._pipeline.default_validation
     assert isinstance(pm.get_plugin("toolmesh.memory_cache"), MemoryCachePlugin)
     assert [name for name, _ in pm.list_name_plugin()] == _DEFAULTS
 

@@ -73,7 +73,7 @@ def test_core_names_exported(name: str) -> None:
 
 def test_error_classes_map_to_their_codes() -> None:
     """Each exported ToolCallError subclass carries a distinct protocol error code."""
-    from toolmesh.errors import error_class
+    from toolmesh._errors import error_class
 
     call_errors = [
         getattr(toolmesh, name)
@@ -124,20 +124,21 @@ def test_version_matches_the_distribution() -> None:
 
 _CONTRACT_MODULES = ["catalog", "codec", "content", "errors", "messages", "schemas", "spec", "subjects"]
 _KERNEL_MODULES = [
-    "config",
-    "context",
-    "decisions",
-    "errors",
-    "kernel",
-    "markers",
-    "memory_cache",
-    "pipeline",
-    "plugin_manager",
-    "results",
-    "suggestions",
-    "telemetry",
-    "tool_function",
-    "validation",
+    "_config",
+    "_pipeline.context",
+    "_pipeline.decisions",
+    "_errors",
+    "_pipeline.kernel",
+    "_markers",
+    "_pipeline.memory_cache",
+    "_pipeline.pipeline",
+    "_pipeline.plugin_manager",
+    "_pipeline.results",
+    "_pipeline.suggestions",
+    "_telemetry.tracing",
+    "_pipeline.tool_function",
+    "_pipeline.validation",
+    "_version",
 ]
 
 

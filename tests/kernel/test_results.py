@@ -7,6 +7,7 @@ from typing import Any
 import msgspec
 import pytest
 from toolmesh import ExecutionFailed
+from toolmesh._pipeline.results import result_from_value
 from toolmesh.contracts import (
     EmbeddedResource,
     ErrorCode,
@@ -16,7 +17,6 @@ from toolmesh.contracts import (
     ToolError,
     ToolResult,
 )
-from toolmesh.results import result_from_value
 
 
 class Point(msgspec.Struct):

@@ -12,8 +12,8 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
-from toolmesh import telemetry
-from toolmesh.telemetry_config import JsonLinesSpanExporter, _batch_processor
+from toolmesh._telemetry import tracing as telemetry
+from toolmesh._telemetry.export import JsonLinesSpanExporter, _batch_processor
 
 
 @pytest.fixture

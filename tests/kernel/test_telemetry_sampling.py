@@ -11,7 +11,7 @@ from opentelemetry.sdk.trace.sampling import (
     Sampler,
     TraceIdRatioBased,
 )
-from toolmesh import telemetry
+from toolmesh._telemetry import tracing as telemetry
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ import subprocess
 import sys
 
 from rich.console import Console
+from toolmesh._cli.top import TopModel, percentile, render_top
+from toolmesh._transport.mesh import SyncMesh
 from toolmesh.contracts import ErrorCode, ToolEvent
-from toolmesh.mesh import SyncMesh
-from toolmesh.top import TopModel, percentile, render_top
 
 from tests.processes import ROOT, NodeProcess, free_port
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from toolmesh.validation import ValidationIssue, compile_schema, json_path, schema_issues
+from toolmesh._pipeline.validation import ValidationIssue, compile_schema, json_path, schema_issues
 
 
 @pytest.mark.parametrize(

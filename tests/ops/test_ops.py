@@ -11,9 +11,9 @@ import tomllib
 from pathlib import Path
 
 import yaml
-from toolmesh.authorization import AuthorizationPolicy
-from toolmesh.broker import find_nats_server, port_is_open
-from toolmesh.config import load_settings
+from toolmesh._config import load_settings
+from toolmesh._pipeline.authorization import AuthorizationPolicy
+from toolmesh._transport.broker import find_nats_server, port_is_open
 
 from tests.processes import ROOT, NodeProcess, toolmesh
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import anyio
 import pytest
-from toolmesh.backpressure import MAX_RETRY_AFTER, MIN_RETRY_AFTER, Admission
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._pipeline.backpressure import MAX_RETRY_AFTER, MIN_RETRY_AFTER, Admission
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ErrorCode
-from toolmesh.mesh import Mesh
 from toolmesh.testing import running_node, test_settings
 
 from tests.processes import NodeProcess

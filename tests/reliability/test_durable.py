@@ -11,9 +11,9 @@ import anyio.to_thread
 import msgspec
 import pytest
 import toolmesh
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ErrorCode
-from toolmesh.mesh import Mesh
 from toolmesh.testing import running_node, test_settings
 
 from tests.processes import NodeProcess

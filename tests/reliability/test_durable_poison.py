@@ -17,10 +17,10 @@ from pathlib import Path
 import anyio
 import nats.errors
 import pytest
+from toolmesh._transport.durable import MAX_ACK_PENDING, DurableWorker
+from toolmesh._transport.durable_storage import consumer_name
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ErrorCode, ToolResult, decode_result
-from toolmesh.durable import MAX_ACK_PENDING, DurableWorker
-from toolmesh.durable_storage import consumer_name
-from toolmesh.mesh import Mesh
 from toolmesh.testing import running_node, test_settings
 
 pytestmark = pytest.mark.anyio

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import toolmesh
 from toolmesh import ConfigError, Settings, ToolDefinitionError
+from toolmesh._transport.durable import result_key
 from toolmesh.contracts import ToolRequest, ToolSpec, decode_request, encode
-from toolmesh.durable import result_key
 from toolmesh.plugins.python import python_tool, spec_for
 
 

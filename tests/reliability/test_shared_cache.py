@@ -8,10 +8,10 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._transport.mesh import Mesh
+from toolmesh._transport.shared_cache import SharedCache
 from toolmesh.contracts import ToolResult
-from toolmesh.mesh import Mesh
-from toolmesh.shared_cache import SharedCache
 from toolmesh.testing import running_node, test_settings
 
 from tests.processes import NodeProcess

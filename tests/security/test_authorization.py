@@ -8,14 +8,13 @@ import time
 import msgspec
 import pytest
 import toolmesh
-from toolmesh.authorization import AuthorizationPolicy, visible_tools
-from toolmesh.config import Settings, load_settings
+from toolmesh._config import Settings, load_settings
+from toolmesh._errors import CallRejected, ConfigError
+from toolmesh._pipeline.authorization import AuthorizationPolicy, visible_tools
+from toolmesh._pipeline.identity import IDENTITY_HEADER, SIGNATURE_HEADER, sign_request, verify_request
+from toolmesh._telemetry.logs import SecretRedactor, redact, redact_arguments, redact_url, secret_arguments
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import Caller, ErrorCode, ToolRequest, ToolSpec, decode_result, encode
-from toolmesh.errors import CallRejected, ConfigError
-from toolmesh.identity import IDENTITY_HEADER, SIGNATURE_HEADER, sign_request, verify_request
-from toolmesh.logs import SecretRedactor, redact, redact_arguments, secret_arguments
-from toolmesh.mesh import Mesh
-from toolmesh.nats_auth import redact_url
 from toolmesh.testing import running_node
 
 SECRET = "test-identity-secret-0123456789"

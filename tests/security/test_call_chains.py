@@ -26,8 +26,8 @@ import toolmesh
 import toolmesh.plugins.python as python_plugin
 import toolmesh.plugins.rune as rune_plugin
 from toolmesh import CallContext, ConfigError, Kernel, Mesh, Settings, load_settings
+from toolmesh._transport.node import Node
 from toolmesh.contracts import ToolRequest, ToolResult
-from toolmesh.node import Node
 from toolmesh.plugins import sandbox as sandbox_plugin
 from toolmesh.testing import running_node
 

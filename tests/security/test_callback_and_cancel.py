@@ -16,11 +16,11 @@ import pytest
 import toolmesh
 from nats.aio.client import Client as NATS
 from nats.aio.msg import Msg
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._pipeline.identity import sign_request
+from toolmesh._transport.mesh import Mesh, connect_nats
+from toolmesh._transport.node import Node
 from toolmesh.contracts import CancelRequest, ErrorCode, ToolCallback, ToolResult, decode_result, encode
-from toolmesh.identity import sign_request
-from toolmesh.mesh import Mesh, connect_nats
-from toolmesh.node import Node
 from toolmesh.testing import eventually, running_node, test_settings
 
 from tests.nats_servers import NatsServer

@@ -25,12 +25,12 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from nats.js.kv import KeyValue
-from toolmesh.catalog import CatalogBucket, catalog_secret
-from toolmesh.config import Settings, load_settings
+from toolmesh._config import Settings, load_settings
+from toolmesh._errors import ConfigError
+from toolmesh._transport.catalog import CatalogBucket, catalog_secret
+from toolmesh._transport.mesh import Mesh
+from toolmesh._transport.nats_auth import connect_options
 from toolmesh.contracts import ErrorCode, NodeEntry, ToolSpec, encode
-from toolmesh.errors import ConfigError
-from toolmesh.mesh import Mesh
-from toolmesh.nats_auth import connect_options
 from toolmesh.testing import running_node
 
 from tests.plugins.mcp.peers import gateway_command

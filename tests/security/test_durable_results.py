@@ -13,11 +13,11 @@ import msgspec
 import nats.errors
 import pytest
 import toolmesh
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._pipeline.identity import sign_request
+from toolmesh._transport.durable import ensure_durable_storage, result_key
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ErrorCode, ToolRequest, ToolResult, decode_result, encode
-from toolmesh.durable import ensure_durable_storage, result_key
-from toolmesh.identity import sign_request
-from toolmesh.mesh import Mesh
 from toolmesh.testing import running_node, test_settings
 
 from tests.nats_servers import NatsServer

@@ -15,11 +15,11 @@ import anyio
 import msgspec
 import pytest
 from nats.aio.client import Client as NATS
-from toolmesh.broker_state import CREDENTIALS_FILE, LocalCredentials
-from toolmesh.config import Settings, load_settings
+from toolmesh._config import Settings, load_settings
+from toolmesh._errors import BrokerError, ConfigError
+from toolmesh._transport.broker_state import CREDENTIALS_FILE, LocalCredentials
+from toolmesh._transport.mesh import Mesh, SyncMesh
 from toolmesh.contracts import ErrorCode, ToolRequest, encode
-from toolmesh.errors import BrokerError, ConfigError
-from toolmesh.mesh import Mesh, SyncMesh
 from toolmesh.testing import running_node
 
 from tests.processes import NodeProcess, free_port, toolmesh

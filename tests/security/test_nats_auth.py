@@ -19,10 +19,10 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
-from toolmesh.config import Settings
+from toolmesh._config import Settings
+from toolmesh._errors import BrokerError
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ErrorCode
-from toolmesh.errors import BrokerError
-from toolmesh.mesh import Mesh
 from toolmesh.testing import running_node, test_settings
 
 from tests.nats_servers import NatsServer

@@ -14,7 +14,7 @@ from typing import Any, Self
 import anyio
 import msgspec
 from toolmesh import Mesh, Settings
-from toolmesh.broker import stop_process
+from toolmesh._transport.broker import stop_process
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent.parent

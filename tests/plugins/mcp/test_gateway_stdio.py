@@ -219,7 +219,7 @@ async def test_list_changed_when_a_node_joins_and_leaves(toolmesh_settings: Sett
 async def test_list_changed_when_a_node_appears_or_vanishes_without_announcing(toolmesh_settings: Settings) -> None:
     """A node that dies leaves no announcement, only an expired catalog entry: the gateway's poll notices."""
     from toolmesh import Mesh
-    from toolmesh.catalog import CatalogBucket
+    from toolmesh._transport.catalog import CatalogBucket
     from toolmesh.contracts import NodeEntry
 
     log = ClientLog()

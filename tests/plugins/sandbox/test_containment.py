@@ -15,8 +15,8 @@ from typing import Any
 import anyio
 import msgspec
 import pytest
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolRequest, ToolResult
-from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.limits import RETIRE_GRACE, process_cpu_seconds, process_rss_bytes
 from toolmesh.testing import running_node

@@ -7,8 +7,8 @@ from pathlib import Path
 import anyio
 import msgspec
 import pytest
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolRequest
-from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
 from toolmesh.testing import running_node
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import anyio
 import msgspec
 import pytest
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolRequest
-from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
 from toolmesh.plugins.sandbox.limits import process_rss_bytes
 from toolmesh.testing import running_node

@@ -6,8 +6,8 @@ import anyio
 import anyio.to_thread
 import msgspec
 import pytest
+from toolmesh._transport.mesh import Mesh
 from toolmesh.contracts import ToolRequest
-from toolmesh.mesh import Mesh
 from toolmesh.plugins import sandbox
 from toolmesh.testing import running_node
 

@@ -1,0 +1,151 @@
+"""``@toolmesh.tool``: mark a Python function as a mesh tool.
+
+The decorator only records metadata; the ``python`` plugin turns a
+``ToolFunction`` into a ``ToolSpec`` (schemas from the type hints) and runs it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, overload
+
+from toolmesh._errors import ToolDefinitionError
+from toolmesh.contracts import CachePolicy, ToolAnnotations, ToolExample, is_valid_tool_name
+
+__all__ = ["ToolFunction", "tool"]
+
+
+@dataclass(frozen=True)
+class ToolFunction:
+    """A function plus the tool metadata given to ``@toolmesh.tool``; still callable as before."""
+
+    function: Callable[..., Any]
+    name: str
+    description: str
+    title: str | None = None
+    version: str = "0.1.0"
+    tags: tuple[str, ...] = ()
+    timeout: float | None = None
+    cache: CachePolicy | None = None
+    annotations: ToolAnnotations | None = None
+    max_usage_count: int | None = None
+    result_as_answer: bool = False
+    examples: tuple[ToolExample, ...] = ()
+    meta: dict[str, Any] | None = field(default=None)
+    durable: bool = False
+    max_concurrency: int | None = None
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.function(*args, **kwargs)
+
+    @property
+    def is_async(self) -> bool:
+        """True for ``async def`` tools, which run on the event loop instead of a worker thread."""
+        return inspect.iscoroutinefunction(self.function)
+
+
+def _cache_policy(cache: bool | float | CachePolicy | None) -> CachePolicy | None:
+    if cache is None or cache is False:
+        return None
+    if cache is True:
+        return CachePolicy()
+    if isinstance(cache, CachePolicy):
+        return cache
+    if isinstance(cache, (int, float)) and cache > 0:
+        return CachePolicy(ttl=float(cache))
+    raise ToolDefinitionError(f"cache={cache!r} is not valid: use True, a TTL in seconds (> 0), or a CachePolicy")
+
+
+@overload
+def tool(function: Callable[..., Any], /) -> ToolFunction: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    version: str = "0.1.0",
+    tags: Iterable[str] = (),
+    timeout: float | None = None,
+    cache: bool | float | CachePolicy | None = None,
+    annotations: ToolAnnotations | None = None,
+    max_usage_count: int | None = None,
+    result_as_answer: bool = False,
+    examples: Iterable[ToolExample] = (),
+    meta: dict[str, Any] | None = None,
+    durable: bool = False,
+    max_concurrency: int | None = None,
+) -> Callable[[Callable[..., Any]], ToolFunction]: ...
+
+
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    title: str | None = None,
+    version: str = "0.1.0",
+    tags: Iterable[str] = (),
+    timeout: float | None = None,
+    cache: bool | float | CachePolicy | None = None,
+    annotations: ToolAnnotations | None = None,
+    max_usage_count: int | None = None,
+    result_as_answer: bool = False,
+    examples: Iterable[ToolExample] = (),
+    meta: dict[str, Any] | None = None,
+    durable: bool = False,
+    max_concurrency: int | None = None,
+) -> ToolFunction | Callable[[Callable[..., Any]], ToolFunction]:
+    """Declare a tool, bare (``@tool``) or with options (``@tool(name=..., cache=60)``).
+
+    The name defaults to the function's name, the description to its docstring;
+    ``timeout`` is in seconds; ``cache`` is ``True``, a TTL in seconds or a
+    ``CachePolicy``.  ``durable=True`` sends every call through the durable queue
+    (survives node failure, runs once per request id); ``max_concurrency`` caps the
+    calls of this tool one node runs at once (more get ``unavailable`` with a retry hint).
+    """
+
+    def decorate(fn: Callable[..., Any]) -> ToolFunction:
+        if isinstance(fn, ToolFunction):
+            raise ToolDefinitionError(f"{fn.name!r} is decorated with @toolmesh.tool twice")
+        if not callable(fn):
+            raise ToolDefinitionError(f"@toolmesh.tool needs a function, got {type(fn).__name__}")
+        own_name = getattr(fn, "__name__", "")
+        tool_name = name or (own_name if isinstance(own_name, str) else "")
+        if not is_valid_tool_name(tool_name):
+            raise ToolDefinitionError(
+                f"tool name {tool_name!r} is not valid: use 1-128 characters of A-Z, a-z, 0-9, '_', '-', '.'"
+                " (pass name=... to @toolmesh.tool)"
+            )
+        if timeout is not None and timeout <= 0:
+            raise ToolDefinitionError(f"timeout={timeout!r} for tool {tool_name!r} must be a positive number of seconds")
+        if max_concurrency is not None and max_concurrency < 1:
+            raise ToolDefinitionError(
+                f"max_concurrency={max_concurrency!r} for tool {tool_name!r} must be at least 1 (or None for no limit)"
+            )
+        return ToolFunction(
+            function=fn,
+            name=tool_name,
+            description=description if description is not None else (inspect.getdoc(fn) or ""),
+            title=title,
+            version=version,
+            tags=tuple(tags),
+            timeout=timeout,
+            cache=_cache_policy(cache),
+            annotations=annotations,
+            max_usage_count=max_usage_count,
+            result_as_answer=result_as_answer,
+            examples=tuple(examples),
+            meta=meta,
+            durable=durable,
+            max_concurrency=max_concurrency,
+        )
+
+    if function is not None:
+        return decorate(function)
+    return decorate
