@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -167,6 +168,12 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                 ),
             ),
         ]
+        # The name is the node's catalog key: a JetStream key-value key and a NATS subject token.
+        if self.node_name is not None and not _NODE_NAME.fullmatch(self.node_name):
+            checks.append((False, (
+                f"node_name {self.node_name!r} is not valid: use 1-128 letters, digits, '-' or '_'"
+                " (--name / TOOLMESH_NODE_NAME)"
+            )))
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
@@ -247,6 +254,8 @@ def load_settings(
     except msgspec.ValidationError as exc:
         raise ConfigError(f"invalid setting: {exc}") from exc
 
+
+_NODE_NAME = re.compile(r"[A-Za-z0-9_\-]{1,128}")
 
 SECRET_SETTINGS = ("nats_password", "nats_token", "identity_secret", "catalog_secret")
 """Settings whose values are secrets: never printed, redacted from logs."""

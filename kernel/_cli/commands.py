@@ -159,6 +159,10 @@ def up(
             "embedded_broker": node.broker is not None,
             "prefix": settings.prefix,
             "tools": [spec.name for spec in node.kernel.tools],
+            "unavailable": {
+                spec.name: spec.unavailable_reason or "no reason given"
+                for spec in node.kernel.tools if not spec.available
+            },
             "problems": node.problems,
             "startup_ms": round((time.perf_counter() - started) * 1000, 1),
         }
@@ -167,14 +171,17 @@ def up(
             return
         broker = "embedded broker" if node.broker else "broker"
         _err().print(
-            f"[bold green]node {node.name}[/] serving {len(report['tools'])} tools on {broker} {report['url']}"
+            f"[bold green]node {_escape(node.name)}[/] serving {len(report['tools'])} tools on {broker}"
+            f" {_escape(report['url'])}"
             f" (ready in {report['startup_ms']} ms)",
             highlight=False,
         )
         for tool in report["tools"]:
-            _err().print(f"  • {tool}", highlight=False)
+            reason = report["unavailable"].get(tool)
+            suffix = "" if reason is None else f" [yellow](unavailable: {_escape(reason)})[/]"
+            _err().print(f"  • {_escape(tool)}{suffix}", highlight=False)
         for problem in node.problems:
-            _err().print(f"[yellow]warning:[/] {problem}", highlight=False)
+            _err().print(f"[yellow]warning:[/] {_escape(problem)}", highlight=False)
         _err().print("Ctrl-C drains and stops.", style="dim")
 
     node.on_ready = ready
@@ -256,7 +263,7 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
         description = _escape((spec.description or "").split("\n")[0][:70])
         if not spec.available:
             description = f"[yellow]unavailable:[/] {_escape(spec.unavailable_reason or 'no reason given')}"
-        table.add_row(_escape(name), description, spec.source, str(len(nodes)))
+        table.add_row(_escape(name), description, _escape(spec.source), str(len(nodes)))
     _out().print(table)
 
 
@@ -490,7 +497,7 @@ def bench(
                           "scripts": [{"script": run.script.name, "returncode": run.returncode,
                                        "seconds": round(run.seconds, 1)} for run in runs]}))
     else:
-        _err().print(f"report written to {path}")
+        _err().print(f"report written to {_escape(str(path))}")
     if failed:
         raise fail(f"bench script(s) failed: {', '.join(failed)}; their output is in {path}", 1)
 
@@ -515,7 +522,8 @@ def plugins(as_json: JsonOption = False) -> None:
     table = Table("plugin", "distribution", "hooks", box=None, header_style="bold")
     for info in infos:
         dist = f"{info.distribution} {info.version}" if info.distribution else "built-in"
-        table.add_row(info.name, dist, ", ".join(hook.removeprefix("toolmesh_") for hook in info.hooks))
+        hooks = ", ".join(hook.removeprefix("toolmesh_") for hook in info.hooks)
+        table.add_row(_escape(info.name), _escape(dist), hooks)
     _out().print(table)
 
 

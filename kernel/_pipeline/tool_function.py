@@ -7,12 +7,13 @@ The decorator only records metadata; the ``python`` plugin turns a
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, overload
 
 from toolmesh._errors import ToolDefinitionError
-from toolmesh.contracts import CachePolicy, ToolAnnotations, ToolExample, is_valid_tool_name
+from toolmesh.contracts import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, is_valid_tool_name
 
 __all__ = ["ToolFunction", "tool"]
 
@@ -36,6 +37,13 @@ class ToolFunction:
     meta: dict[str, Any] | None = field(default=None)
     durable: bool = False
     max_concurrency: int | None = None
+    input_schema: dict[str, Any] | None = None
+    """Published instead of the schema derived from the type hints (arguments still convert to them)."""
+    output_schema: dict[str, Any] | None = None
+    """Published instead of the schema derived from the return annotation."""
+    task_support: TaskSupport = "forbidden"
+    required_env: tuple[str, ...] = ()
+    """Environment variables the tool needs: without them it is listed unavailable, naming them."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self.function(*args, **kwargs)
@@ -56,6 +64,34 @@ def _cache_policy(cache: bool | float | CachePolicy | None) -> CachePolicy | Non
     if isinstance(cache, (int, float)) and cache > 0:
         return CachePolicy(ttl=float(cache))
     raise ToolDefinitionError(f"cache={cache!r} is not valid: use True, a TTL in seconds (> 0), or a CachePolicy")
+
+
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _check_options(
+    tool: str,
+    input_schema: dict[str, Any] | None,
+    output_schema: dict[str, Any] | None,
+    task_support: str,
+    required_env: tuple[str, ...],
+) -> None:
+    if input_schema is not None and (not isinstance(input_schema, dict) or input_schema.get("type") != "object"):
+        raise ToolDefinitionError(
+            f"input_schema of tool {tool!r} must be a JSON Schema object with \"type\": \"object\""
+            f" (arguments are named), got {input_schema!r}"
+        )
+    if output_schema is not None and not isinstance(output_schema, dict):
+        raise ToolDefinitionError(f"output_schema of tool {tool!r} must be a JSON Schema (a dict), got {output_schema!r}")
+    if task_support not in ("forbidden", "optional", "required"):
+        raise ToolDefinitionError(
+            f"task_support={task_support!r} for tool {tool!r}: use 'forbidden', 'optional' or 'required'"
+        )
+    wrong = [name for name in required_env if not isinstance(name, str) or not _ENV_NAME.fullmatch(name)]
+    if wrong:
+        raise ToolDefinitionError(
+            f"required_env of tool {tool!r} names {wrong!r}: use environment variable names such as 'API_KEY'"
+        )
 
 
 @overload
@@ -79,6 +115,10 @@ def tool(
     meta: dict[str, Any] | None = None,
     durable: bool = False,
     max_concurrency: int | None = None,
+    input_schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
+    task_support: TaskSupport = "forbidden",
+    required_env: Iterable[str] = (),
 ) -> Callable[[Callable[..., Any]], ToolFunction]: ...
 
 
@@ -100,6 +140,10 @@ def tool(
     meta: dict[str, Any] | None = None,
     durable: bool = False,
     max_concurrency: int | None = None,
+    input_schema: dict[str, Any] | None = None,
+    output_schema: dict[str, Any] | None = None,
+    task_support: TaskSupport = "forbidden",
+    required_env: Iterable[str] = (),
 ) -> ToolFunction | Callable[[Callable[..., Any]], ToolFunction]:
     """Declare a tool, bare (``@tool``) or with options (``@tool(name=..., cache=60)``).
 
@@ -108,6 +152,9 @@ def tool(
     ``CachePolicy``.  ``durable=True`` sends every call through the durable queue
     (survives node failure, runs once per request id); ``max_concurrency`` caps the
     calls of this tool one node runs at once (more get ``unavailable`` with a retry hint).
+    ``input_schema``/``output_schema`` publish schemas of your own where type hints say too little;
+    ``task_support`` is MCP's ``execution.taskSupport``; a tool whose ``required_env`` variables are not
+    set on the node is listed unavailable, naming them.
     """
 
     def decorate(fn: Callable[..., Any]) -> ToolFunction:
@@ -128,6 +175,7 @@ def tool(
             raise ToolDefinitionError(
                 f"max_concurrency={max_concurrency!r} for tool {tool_name!r} must be at least 1 (or None for no limit)"
             )
+        _check_options(tool_name, input_schema, output_schema, task_support, tuple(required_env))
         return ToolFunction(
             function=fn,
             name=tool_name,
@@ -144,6 +192,10 @@ def tool(
             meta=meta,
             durable=durable,
             max_concurrency=max_concurrency,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            task_support=task_support,
+            required_env=tuple(required_env),
         )
 
     if function is not None:

@@ -80,7 +80,13 @@ _log = logging.getLogger("toolmesh.mesh")
 
 
 async def connect_nats(
-    url: str, *, name: str, inbox_prefix: str | None = None, settings: Settings | None = None, **options: Any
+    url: str,
+    *,
+    name: str,
+    inbox_prefix: str | None = None,
+    settings: Settings | None = None,
+    unreachable_advice: str | None = None,
+    **options: Any,
 ) -> NATS:
     """Connect to NATS, turning "nothing there" into one clear ``BrokerError``.
 
@@ -89,12 +95,17 @@ async def connect_nats(
 
     Reachability is checked first: nats.py with reconnects enabled would
     otherwise retry the first connection for as long as it retries later ones.
+    ``unreachable_advice`` replaces what the error tells a client to do when nothing answers
+    at ``url`` (a node says something else than a caller).
     """
 
     async def quiet(exc: Exception) -> None:  # nats.py prints every error to stderr by default
         _log.debug("nats error: %r", exc)
 
-    failure = f"cannot reach NATS at {redact_url(url)}; start a mesh with 'toolmesh up' or point --nats / TOOLMESH_NATS_URL at a running NATS server"
+    advice = unreachable_advice or (
+        "start a mesh with 'toolmesh up' or point --nats / TOOLMESH_NATS_URL at a running NATS server"
+    )
+    failure = f"cannot reach NATS at {redact_url(url)}; {advice}"
     if not await nats_reachable(url):
         raise BrokerError(failure)
     if settings is not None:

@@ -131,17 +131,24 @@ class Node:
 
     async def _connect(self) -> None:
         url = self.settings.nats_url
+        advice = None
         if url is None:
             # Start the embedded broker, or join the one another local node runs (toolmesh._transport.broker_keeper).
             self._keeper = BrokerKeeper(self.settings)
             url = await self._keeper.open()
             self.settings = self._keeper.settings  # --port 0 now names the port it picked
+        else:
+            advice = (
+                "start nats-server there, or leave out --nats / TOOLMESH_NATS_URL (and nats_url in"
+                " toolmesh.toml) so that 'toolmesh up' starts an embedded broker"
+            )
         # On the embedded broker, sign the catalog with the mesh's generated secret (toolmesh._transport.broker_state).
         self.settings = self.kernel.settings = with_local_secrets(self.settings)
         self.url = self.connection_log.url = url
         self.nc = await connect_nats(
             url,
             name=f"toolmesh-node {self.name}",
+            unreachable_advice=advice,
             inbox_prefix=client_inbox(self.settings),  # its own inbox: proves its nested calls' cancels
             max_reconnect_attempts=-1,
             reconnect_time_wait=0.5,

@@ -14,6 +14,7 @@ call's context (a sync tool reaches its async methods with
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Awaitable
 from typing import Any
 
@@ -64,8 +65,10 @@ def spec_for(python: PythonTool) -> ToolSpec:
         title=tool.title,
         version=tool.version,
         tags=tool.tags,
-        input_schema=python.signature.input_schema,
-        output_schema=python.signature.output_schema,
+        input_schema=tool.input_schema if tool.input_schema is not None else python.signature.input_schema,
+        output_schema=tool.output_schema if tool.output_schema is not None else python.signature.output_schema,
+        task_support=tool.task_support,
+        required_env=tool.required_env,
         annotations=tool.annotations,
         meta=tool.meta,
         source=SOURCE,
@@ -76,7 +79,20 @@ def spec_for(python: PythonTool) -> ToolSpec:
         examples=tool.examples,
         durable=tool.durable,
         max_concurrency=tool.max_concurrency,
+        **_availability(tool.required_env),
     )
+
+
+def _availability(required_env: tuple[str, ...]) -> dict[str, Any]:
+    """``available``/``unavailable_reason`` of a tool whose environment may lack what it needs."""
+    missing = [name for name in required_env if not os.environ.get(name)]
+    if not missing:
+        return {}
+    return {
+        "available": False,
+        "unavailable_reason": f"environment variable(s) {', '.join(missing)} not set on the node serving it;"
+        " set them and restart the node",
+    }
 
 
 def _definition(tool: ToolFunction) -> tuple[Any, ...]:

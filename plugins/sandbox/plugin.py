@@ -114,7 +114,9 @@ async def toolmesh_discover_tools(kernel: Kernel, sources: list[Any]) -> list[To
         )
     for spec in specs:
         if not spec.available and spec.name not in refused_names:
-            _log.warning("code tool %s is unavailable: %s", spec.name, spec.unavailable_reason)
+            # Not a warning: the catalog, `toolmesh tools` and `toolmesh up` show the tool as unavailable
+            # with this reason, and a missing secret or runtime is a state of the deployment, not a fault.
+            _log.debug("code tool %s is unavailable: %s", spec.name, spec.unavailable_reason)
     await sandbox.activate(refused, first=first)
     return specs
 

@@ -200,6 +200,9 @@ def test_bad_value_in_file_is_an_error(toml: Path, text: str, key: str) -> None:
         ("TOOLMESH_EVENTS", "maybe", "events"),
         ("TOOLMESH_PREFIX", "bad prefix", "prefix"),
         ("TOOLMESH_PREFIX", "tool.>", "prefix"),
+        # the node name is a catalog key and a subject token: nats.py refused it only at the first heartbeat
+        ("TOOLMESH_NODE_NAME", "edge[x]", "node_name"),
+        ("TOOLMESH_NODE_NAME", "a.b", "node_name"),
     ],
 )
 def test_bad_value_in_env_is_an_error(tmp_path: Path, variable: str, raw: str, key: str) -> None:

@@ -110,7 +110,7 @@ def test_cluster_script_up_status_stop_start_down(tmp_path: Path):
         assert report["ready"] and {server["routes"] >= 2 for server in report["servers"]} == {True}
         url = _cluster(state, "url").stdout.strip()
         assert url.count("nats://") == 3
-        with NodeProcess("examples/secured_tools.py", "--nats", url, "--name", "ops-node",
+        with NodeProcess("examples/security/secured_tools.py", "--nats", url, "--name", "ops-node",
                          env={"TOOLMESH_PLUGINS": "python"}):
             answer = toolmesh("call", "echo", '{"message": "through the cluster"}', "--nats", url)
             health = toolmesh("health", "--node", "ops-node", "--json", "--nats", url)

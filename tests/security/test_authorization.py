@@ -18,7 +18,7 @@ from toolmesh.contracts import Caller, ErrorCode, ToolRequest, ToolSpec, decode_
 from toolmesh.testing import running_node
 
 SECRET = "test-identity-secret-0123456789"
-TOOLS = ["examples/secured_tools.py"]
+TOOLS = ["examples/security/secured_tools.py"]
 POLICY = {
     "authorization": {
         "anonymous": ["echo"],

@@ -26,7 +26,7 @@ from tests.processes import ROOT
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
 SECRET = "durable-results-secret-0123456789"
-TOOLS = ["examples/secured_tools.py"]
+TOOLS = ["examples/security/secured_tools.py"]
 POLICY = {"authorization": {"identities": {"alice": ["*"], "bob": ["echo", "math.*"]}}}
 PASSWORDS = {"TOOLMESH_NODE_PASSWORD": "node-pw-0123", "TOOLMESH_ALICE_PASSWORD": "alice-pw-0123",
              "TOOLMESH_BOB_PASSWORD": "bob-pw-0123"}

@@ -30,7 +30,7 @@ from tests.processes import ROOT, toolmesh
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("no_blocking_calls")]  # nothing blocks the loop
 
-TOOLS = ["examples/secured_tools.py"]
+TOOLS = ["examples/security/secured_tools.py"]
 PASSWORDS = {"TOOLMESH_NODE_PASSWORD": "node-pw-0123", "TOOLMESH_ALICE_PASSWORD": "alice-pw-0123",
              "TOOLMESH_BOB_PASSWORD": "bob-pw-0123"}
 
