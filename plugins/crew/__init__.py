@@ -42,17 +42,21 @@ if TYPE_CHECKING:  # the names below load on first use (PEP 562): `toolmesh --he
         PathOutsideRoot,
         RoundCommitError,
         ToolConstraintError,
+        ToolRoundError,
         ToolSelectionError,
         ToolUsageLimitExceeded,
     )
     from .events import EVENT_KINDS, AgentInfo, EventEmitter, TaskInfo
+    from .hook_set import HookSet, ToolHooks
     from .hooks import toolmesh_cli, toolmesh_tool_spec
     from .local_tools import HIT_CACHE, LocalTool, hit_cache_tool
-    from .parsing import FinalAnswer, ParsedCall, parse_agent_output, parse_arguments
+    from .observation import Observation
+    from .parsing import FinalAnswer, ParsedCall, parse_agent_output, parse_arguments, provider_call_id
     from .replay import ReplayStep, ScriptError, ScriptLine, parse_script, read_script, replay
-    from .rounds import REJECTION_PREFIX, CallResult, Round, RoundPlan, ToolCall
+    from .rounds import DECISION_LOGGER, REJECTION_PREFIX, CallResult, Round, RoundPlan, ToolCall
     from .selection import FUZZY_THRESHOLD, ToolSelector, fuzzy_match, normalize_tool_name
-    from .tool_usage import OPENAI_BIGGER_MODELS, Observation, ToolUsage
+    from .sync_usage import SyncToolUsage
+    from .tool_usage import OPENAI_BIGGER_MODELS, ToolUsage
     from .toolset import Availability, Requirement, Toolset, Turn
     from .usage import UsageLedger
 
@@ -89,15 +93,19 @@ _MODULE_OF = {
             "PathOutsideRoot",
             "RoundCommitError",
             "ToolConstraintError",
+            "ToolRoundError",
             "ToolSelectionError",
             "ToolUsageLimitExceeded",
         ),
         "errors",
     ),
     **dict.fromkeys(("EVENT_KINDS", "AgentInfo", "EventEmitter", "TaskInfo"), "events"),
+    **dict.fromkeys(("HookSet", "ToolHooks"), "hook_set"),
     **dict.fromkeys(("toolmesh_cli", "toolmesh_tool_spec"), "hooks"),
     **dict.fromkeys(("HIT_CACHE", "LocalTool", "hit_cache_tool"), "local_tools"),
-    **dict.fromkeys(("FinalAnswer", "ParsedCall", "parse_agent_output", "parse_arguments"), "parsing"),
+    **dict.fromkeys(
+        ("FinalAnswer", "ParsedCall", "parse_agent_output", "parse_arguments", "provider_call_id"), "parsing"
+    ),
     **dict.fromkeys(
         (
             "ReplayStep",
@@ -109,9 +117,13 @@ _MODULE_OF = {
         ),
         "replay",
     ),
-    **dict.fromkeys(("REJECTION_PREFIX", "CallResult", "Round", "RoundPlan", "ToolCall"), "rounds"),
+    **dict.fromkeys(
+        ("DECISION_LOGGER", "REJECTION_PREFIX", "CallResult", "Round", "RoundPlan", "ToolCall"), "rounds"
+    ),
     **dict.fromkeys(("FUZZY_THRESHOLD", "ToolSelector", "fuzzy_match", "normalize_tool_name"), "selection"),
-    **dict.fromkeys(("OPENAI_BIGGER_MODELS", "Observation", "ToolUsage"), "tool_usage"),
+    "SyncToolUsage": "sync_usage",
+    "Observation": "observation",
+    **dict.fromkeys(("OPENAI_BIGGER_MODELS", "ToolUsage"), "tool_usage"),
     **dict.fromkeys(("Availability", "Requirement", "Toolset", "Turn"), "toolset"),
     "UsageLedger": "usage",
 }
@@ -137,6 +149,7 @@ sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [
+    "DECISION_LOGGER",
     "EVENT_KINDS",
     "FUZZY_THRESHOLD",
     "HIT_CACHE",
@@ -151,6 +164,7 @@ __all__ = [
     "EnvVar",
     "EventEmitter",
     "FinalAnswer",
+    "HookSet",
     "LocalTool",
     "Observation",
     "ParseError",
@@ -164,9 +178,12 @@ __all__ = [
     "ScriptError",
     "ScriptLine",
     "ShouldCache",
+    "SyncToolUsage",
     "TaskInfo",
     "ToolCall",
     "ToolConstraintError",
+    "ToolHooks",
+    "ToolRoundError",
     "ToolSelectionError",
     "ToolSelector",
     "ToolUsage",
@@ -189,6 +206,7 @@ __all__ = [
     "parse_agent_output",
     "parse_arguments",
     "parse_script",
+    "provider_call_id",
     "read_file_tool",
     "read_script",
     "replay",

@@ -18,10 +18,12 @@ from __future__ import annotations
 import atexit
 import json
 from collections.abc import Iterable
+from contextvars import ContextVar
 from typing import Any
 
 import anyio.to_thread
 from crewai.tools import BaseTool
+from crewai.tools.structured_tool import CrewStructuredTool
 from pydantic import BaseModel, Field, PrivateAttr, create_model
 from toolmesh import CallContext, ExecutionFailed, SyncMesh, hookimpl
 from toolmesh.contracts import TextContent, ToolResult, ToolSpec
@@ -30,7 +32,16 @@ from .cache import spec_should_cache
 from .env import EnvVar, with_env_vars
 from .selection import normalize_tool_name
 
-__all__ = ["SOURCE", "CrewAIToolsPlugin", "MeshTool", "args_model", "crewai_tools", "mesh_spec"]
+__all__ = [
+    "SOURCE",
+    "CountedOnceTool",
+    "CrewAIToolsPlugin",
+    "MeshTool",
+    "args_model",
+    "crewai_tools",
+    "mesh_spec",
+    "to_crewai",
+]
 
 SOURCE = "crewai"
 """``ToolSpec.source`` of crewAI tools served by :class:`CrewAIToolsPlugin`."""
@@ -62,11 +73,55 @@ def args_model(spec: ToolSpec) -> type[BaseModel]:
     return create_model(model_name, **fields)
 
 
+_COUNTED_BY_INVOKE: ContextVar[int | None] = ContextVar("toolmesh_crewai_counted_by_invoke", default=None)
+"""``id`` of the structured tool whose ``invoke`` just counted a use in this thread / task."""
+
+
+class CountedOnceTool(CrewStructuredTool):
+    """crewAI's structured tool, counting each use once.
+
+    crewAI's text (ReAct) loop counts a use twice: ``CrewStructuredTool.invoke``
+    counts it, then its ``ToolUsage`` calls ``_increment_usage_count`` again
+    after the run, so ``max_usage_count=4`` stopped a tool after two uses.
+    Here the count that follows an ``invoke`` of the same tool is skipped; the
+    function-calling loop (``BaseTool.run``, counted once) is not affected.
+    """
+
+    def invoke(self, input: str | dict[str, Any], config: dict[str, Any] | None = None, **kwargs: Any) -> Any:
+        _COUNTED_BY_INVOKE.set(None)
+        result = super().invoke(input, config, **kwargs)
+        _COUNTED_BY_INVOKE.set(id(self))
+        return result
+
+    async def ainvoke(
+        self, input: str | dict[str, Any], config: dict[str, Any] | None = None, **kwargs: Any
+    ) -> Any:
+        _COUNTED_BY_INVOKE.set(None)
+        result = await super().ainvoke(input, config, **kwargs)
+        _COUNTED_BY_INVOKE.set(id(self))
+        return result
+
+    def _increment_usage_count(self) -> None:
+        if _COUNTED_BY_INVOKE.get() == id(self):
+            _COUNTED_BY_INVOKE.set(None)  # ToolUsage counting again the use invoke has counted
+            return
+        super()._increment_usage_count()
+
+
 class MeshTool(BaseTool):
     """A mesh tool as a crewAI tool: ``_run`` calls it through a ``SyncMesh``."""
 
     tool: str = Field(description="The mesh tool's name.")
     _mesh: SyncMesh = PrivateAttr()
+
+    def to_structured_tool(self) -> CrewStructuredTool:
+        """crewAI's structured form of this tool, counting each use once (see :class:`CountedOnceTool`)."""
+        structured = super().to_structured_tool()
+        counted = CountedOnceTool(
+            **{name: getattr(structured, name) for name in CrewStructuredTool.model_fields}
+        )
+        counted._original_tool = self
+        return counted
 
     def _run(self, **kwargs: Any) -> Any:
         arguments = {key: value for key, value in kwargs.items() if value is not None}
@@ -83,7 +138,8 @@ class MeshTool(BaseTool):
 def _cache_function(spec: ToolSpec) -> Any:
     policy = spec_should_cache(spec)
     if policy is None:
-        return lambda _arguments=None, _result=None: spec.cache is not None and spec.cache.enabled
+        # crewAI's default cache_function caches everything; CachePolicy(enabled=False) opts a tool out
+        return lambda _arguments=None, _result=None: spec.cache is None or spec.cache.enabled
 
     def should_cache(arguments: Any = None, result: Any = None) -> bool:
         wrapped = ToolResult(id="", tool=spec.name, content=[TextContent(text=str(result))])

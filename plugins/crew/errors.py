@@ -10,6 +10,11 @@ Hierarchy: each class, its ``code``, and the wire ``ErrorCode`` (``ToolError.cod
         ├── ToolConstraintError invalid_tool_constraint  rejected: a toolset requirement cannot be met
         ├── RoundCommitError    commit_missing, commit_extra, commit_duplicate, commit_mismatched
         │                                                bad_request: results do not pair with calls
+        ├── ToolRoundError      unexpected_call_count, round_closed
+        │                                                bad_request: ``expect_one`` or
+        │                                                ``expect_at_most_one`` saw another number of
+        │                                                calls; the round was
+        │                                                already committed or discarded
         ├── PathOutsideRoot     path_outside_root        rejected: read-file outside its root
         ├── CoworkerError       unknown_coworker, coworker_unavailable, coworker_failed
         │                                                rejected: the coworker cannot be reached
@@ -38,6 +43,7 @@ __all__ = [
     "PathOutsideRoot",
     "RoundCommitError",
     "ToolConstraintError",
+    "ToolRoundError",
     "ToolSelectionError",
     "ToolUsageLimitExceeded",
 ]
@@ -74,10 +80,12 @@ class ParseError(CrewError):
     code = "parse_error"
     crew_wire_code = ErrorCode.BAD_REQUEST
 
-    def __init__(self, message: str, tool: str | None = None) -> None:
+    def __init__(self, message: str, tool: str | None = None, call_id: str | None = None) -> None:
         super().__init__(message)
         self.tool = tool
         """The tool name, when the call named one but its input could not be read."""
+        self.call_id = call_id
+        """The provider's id of the call, when the output carried one."""
 
 
 class ToolSelectionError(CrewError):
@@ -109,6 +117,17 @@ class RoundCommitError(CrewError):
     def __init__(self, message: str, code: str) -> None:
         super().__init__(message)
         self.code = code  # type: ignore[misc]  # one of commit_missing/extra/duplicate/mismatched
+
+
+class ToolRoundError(CrewError):
+    """A round does not have the number of calls asked for, or was already committed or discarded."""
+
+    code = "unexpected_call_count"
+    crew_wire_code = ErrorCode.BAD_REQUEST
+
+    def __init__(self, message: str, code: str = "unexpected_call_count") -> None:
+        super().__init__(message)
+        self.code = code  # type: ignore[misc]  # unexpected_call_count or round_closed
 
 
 class PathOutsideRoot(CrewError):

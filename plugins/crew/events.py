@@ -29,6 +29,7 @@ __all__ = [
     "AgentInfo",
     "EventEmitter",
     "TaskInfo",
+    "security_context",
 ]
 
 EVENT_KINDS = (
@@ -113,6 +114,20 @@ def base_attributes(
     if task is not None:
         attributes["task_fingerprint"] = task.fingerprint
     return attributes
+
+
+def security_context(agent: AgentInfo | None, task: TaskInfo | None) -> dict[str, Any] | None:
+    """crewAI's ``security_context`` for a tool call: the agent's and the task's fingerprints.
+
+    Sent as the request's ``meta`` (a tool reads ``context.request.meta["security_context"]``), never
+    mixed into the arguments, so strict schemas stay valid.  ``None`` when neither is known.
+    """
+    context: dict[str, Any] = {}
+    if agent is not None:
+        context["agent_fingerprint"] = {"uuid_str": agent.fingerprint, "metadata": dict(agent.metadata)}
+    if task is not None:
+        context["task_fingerprint"] = {"uuid_str": task.fingerprint, "metadata": {}}
+    return {"security_context": context} if context else None
 
 
 class EventEmitter:

@@ -28,10 +28,12 @@ from .errors import ParseError
 
 try:  # the ``crew`` extra installs it; without it malformed JSON is not repaired
     from json_repair import repair_json
-except ImportError:  # pragma: no cover - exercised only without the extra
-    repair_json = None
 
-__all__ = ["FinalAnswer", "ParsedCall", "parse_agent_output", "parse_arguments"]
+    HAS_JSON_REPAIR = True
+except ImportError:  # pragma: no cover - exercised only without the extra
+    HAS_JSON_REPAIR = False  # repair_json stays unbound: every use is behind this flag
+
+__all__ = ["FinalAnswer", "ParsedCall", "parse_agent_output", "parse_arguments", "provider_call_id"]
 
 FINAL_ANSWER = "Final Answer:"
 _ACTION_INPUT = re.compile(r"Action\s*\d*\s*:\s*(.*?)\s*Action\s*\d*\s*Input\s*\d*\s*:\s*(.*)", re.DOTALL)
@@ -87,7 +89,7 @@ def _arguments_from_text(text: str) -> tuple[dict[str, Any], bool]:
             return value, False
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         pass
-    repaired = repair_json(stripped, return_objects=True) if repair_json is not None else None
+    repaired = repair_json(stripped, return_objects=True) if HAS_JSON_REPAIR else None
     if isinstance(repaired, dict) and (repaired or stripped.startswith("{")):
         return repaired, True
     raise ParseError(ARGUMENTS_NOT_OBJECT)
@@ -104,8 +106,17 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
     raise ParseError(f"{ARGUMENTS_NOT_OBJECT}; got a {type(arguments).__name__}")
 
 
+def provider_call_id(data: Mapping[str, Any]) -> str | None:
+    """The provider's id of a function-call object, as given: ``call_id`` (OpenAI Responses), else ``id``."""
+    for key in ("call_id", "id"):
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def _call_from_mapping(data: Mapping[str, Any], form: str) -> ParsedCall:
-    call_id = data.get("id") if isinstance(data.get("id"), str) else None
+    call_id = provider_call_id(data)
     if isinstance(data.get("function"), Mapping):  # OpenAI tool_calls item
         data = data["function"]
         form = "function"
@@ -113,7 +124,8 @@ def _call_from_mapping(data: Mapping[str, Any], form: str) -> ParsedCall:
     if not isinstance(name, str) or not name.strip():
         raise ParseError(
             'The tool call has no tool name. Write {"name": "<tool>", "arguments": {...}} or use'
-            " Action: / Action Input:."
+            " Action: / Action Input:.",
+            call_id=call_id,
         )
     if "input" in data and "arguments" not in data:  # Anthropic tool_use
         raw = data["input"]
@@ -127,7 +139,7 @@ def _call_from_mapping(data: Mapping[str, Any], form: str) -> ParsedCall:
         else:
             arguments = parse_arguments(raw)
     except ParseError as exc:
-        raise ParseError(exc.message, tool=name.strip()) from None
+        raise ParseError(exc.message, tool=name.strip(), call_id=call_id) from None
     return ParsedCall(tool=name.strip(), arguments=arguments, call_id=call_id, form=form)
 
 
@@ -198,7 +210,7 @@ def parse_agent_output(output: str | Mapping[str, Any]) -> ParsedCall | FinalAns
         if isinstance(value, dict):
             return _call_from_mapping(value, "python")
         if "Action" not in unfenced:
-            repaired = repair_json(unfenced, return_objects=True) if repair_json is not None else None
+            repaired = repair_json(unfenced, return_objects=True) if HAS_JSON_REPAIR else None
             if isinstance(repaired, dict) and repaired:
                 return _call_from_mapping(repaired, "repaired")
     return _parse_react(text)

@@ -25,9 +25,10 @@ from .prompts import describe_tools
 try:  # optional accelerator (the ``crew`` extra installs it)
     from rapidfuzz import fuzz as _fuzz
     from rapidfuzz import process as _process
+
+    HAS_RAPIDFUZZ = True
 except ImportError:  # pragma: no cover - exercised only without the extra
-    _fuzz = None
-    _process = None
+    HAS_RAPIDFUZZ = False  # _fuzz and _process stay unbound: every use is behind this flag
 
 __all__ = ["FUZZY_THRESHOLD", "ToolSelector", "fuzzy_match", "normalize_tool_name"]
 
@@ -65,7 +66,7 @@ def fuzzy_match(wanted: str, names: Sequence[str]) -> int | None:
     """Index of the name crewAI would pick for ``wanted`` (both already normalized), or ``None``."""
     if not wanted:
         return None
-    if _process is not None and len(names) > 32:
+    if HAS_RAPIDFUZZ and len(names) > 32:
         hits = _process.extract(
             wanted, names, scorer=_fuzz.ratio, score_cutoff=FUZZY_THRESHOLD * 100 - 1e-6, limit=None
         )

@@ -18,11 +18,11 @@ from __future__ import annotations
 import datetime
 import functools
 import logging
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TextIO
 
 from toolmesh import Mesh, cache_key, redact_arguments, redact_issues, result_from_value, schema_issues
 from toolmesh.contracts import (
@@ -39,8 +39,9 @@ from toolmesh.contracts import (
 from .agent_tools import ASK_QUESTION, DELEGATE_WORK
 from .cache import CrewCache, ShouldCache, spec_should_cache
 from .errors import CrewError, ParseError, ToolSelectionError, ToolUsageLimitExceeded
-from .events import AgentInfo, EventEmitter, TaskInfo, base_attributes
+from .events import AgentInfo, EventEmitter, TaskInfo, base_attributes, security_context
 from .local_tools import HIT_CACHE, LocalTool
+from .observation import Observation
 from .parsing import FinalAnswer, ParsedCall, parse_agent_output
 from .prompts import (
     REPEATED_USAGE,
@@ -52,6 +53,7 @@ from .prompts import (
 )
 from .selection import ToolSelector
 from .usage import UsageLedger
+from .verbose import print_tool_event
 
 __all__ = ["OPENAI_BIGGER_MODELS", "Observation", "ToolUsage"]
 
@@ -59,49 +61,6 @@ _log = logging.getLogger("toolmesh.crew")
 
 OPENAI_BIGGER_MODELS = frozenset({"gpt-4", "gpt-4o", "o1-preview", "o1-mini", "o1", "o3", "o3-mini"})
 """Models that get 2 parsing attempts and a format reminder every 4 uses (others: 3 and 3)."""
-
-@dataclass
-class Observation:
-    """What the agent receives for one output.
-
-    ``code`` is ``None`` on success, else a stable code (``parse_error``,
-    ``unknown_tool``, ``invalid_arguments``, ``usage_limit``,
-    ``repeated_call``, ``unavailable``, or the mesh's error code).
-    ``is_answer`` ends the agent's turn: a final answer, or a
-    ``result_as_answer`` tool's output.
-    """
-
-    text: str
-    code: str | None = None
-    tool: str | None = None
-    arguments: dict[str, Any] | None = None
-    result: ToolResult | None = None
-    from_cache: bool = False
-    is_answer: bool = False
-    final_answer: bool = False
-    events: list[ToolEvent] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        """True when the call (or final answer) succeeded."""
-        return self.code is None
-
-    def as_dict(self) -> dict[str, Any]:
-        """A JSON-able summary (what ``toolmesh crew replay --json`` prints)."""
-        return {
-            "observation": self.text,
-            "code": self.code,
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "from_cache": self.from_cache,
-            "is_answer": self.is_answer,
-            "final_answer": self.final_answer,
-            "events": [
-                {"kind": event.kind, "tool": event.tool, "attributes": event.attributes}
-                for event in self.events
-            ],
-        }
-
 
 @functools.lru_cache(maxsize=1024)
 def _agent_named(role: str) -> AgentInfo:
@@ -137,17 +96,26 @@ class ToolUsage:
         tools: Iterable[ToolSpec] = (),
         *,
         local_tools: Iterable[LocalTool] = (),
-        cache: CrewCache | None = None,
+        cache: CrewCache | bool | None = True,
         ledger: UsageLedger | None = None,
         emitter: EventEmitter | None = None,
         model: str | None = None,
         should_cache: Mapping[str, ShouldCache] | None = None,
         crew: str | None = None,
         timeout: float | None = None,
+        verbose: bool = False,
+        verbose_stream: TextIO | None = None,
     ) -> None:
+        """``cache``: a ``CrewCache``, ``True`` (the default, as crewAI's ``Crew(cache=True)``) for a new
+        in-process one, ``False``/``None`` for none.  ``verbose`` prints each tool use to
+        ``verbose_stream`` (standard output unless given), as crewAI's verbose agents do."""
         self.mesh = mesh
         self.local_tools = {tool.spec.name: tool for tool in local_tools}
-        self.cache = cache
+        self.cache: CrewCache | None = (
+            CrewCache() if cache is True else None if cache is False or cache is None else cache
+        )
+        self.run_cache: CrewCache | None = CrewCache() if self.cache is not None else None
+        """Results of tools without a ``CachePolicy``: kept for this crew run, in this process only."""
         self.ledger = ledger or UsageLedger()
         self.emitter = emitter or EventEmitter(
             mesh.nc if mesh is not None else None, mesh.subjects if mesh is not None else None
@@ -163,6 +131,9 @@ class ToolUsage:
         self.tools_errors: Counter[str] = Counter()
         self.delegations: Counter[str] = Counter()
         self._only = False
+        self.verbose = verbose
+        self.verbose_stream = verbose_stream
+        self.emitter.listeners.append(self._print_event)
         self.set_tools(tools)
 
     @classmethod
@@ -179,7 +150,7 @@ class ToolUsage:
         if only is not None:
             wanted = set(only)
             specs = [spec for spec in specs if spec.name in wanted]
-        if shared_cache and "cache" not in options and mesh.nc is not None:
+        if shared_cache and options.get("cache", True) is True and mesh.nc is not None:
             options["cache"] = await CrewCache.shared(mesh.nc, mesh.subjects.prefix)
         usage = cls(mesh, specs, **options)
         usage._only = only is not None
@@ -202,6 +173,18 @@ class ToolUsage:
         except ValueError:
             return lambda arguments, result: False  # an unreadable policy caches nothing
 
+    def cache_for(self, spec: ToolSpec) -> CrewCache | None:
+        """Where results of ``spec`` are cached: ``cache`` for tools with a ``CachePolicy`` (shared
+        by the mesh's clients for its TTL), ``run_cache`` for the others, ``None`` when off."""
+        # crewAI caches every tool unless its cache_function says no, for the crew run: a tool that
+        # declared no CachePolicy gets that, and only that, so its results do not outlive the run or
+        # reach other crews; CachePolicy(enabled=False) opts a tool out.
+        if self.cache is None or spec.name == HIT_CACHE:
+            return None
+        if spec.cache is None:
+            return self.run_cache
+        return self.cache if spec.cache.enabled else None
+
     def cache_policy(self, tool: str) -> ShouldCache | None:
         """The should-cache policy of ``tool``: given in code, else declared in its spec."""
         return self.should_cache.get(tool) or self._spec_policies.get(tool)
@@ -212,6 +195,19 @@ class ToolUsage:
             only = {spec.name for spec in self.tools} if self._only else None
             specs = await self.mesh.list_tools()
             self.set_tools([spec for spec in specs if only is None or spec.name in only])
+
+    def reset_usage(self, tool: str | None = None) -> None:
+        """Forget the usage counts of ``tool`` (crewAI's ``reset_usage_count``), or of all tools if ``None``.
+
+        Resetting one tool leaves the other tools' counts and every agent's last call as they are;
+        resetting all also forgets the last calls (a new crew run).
+        """
+        known = tool is None or tool in self.ledger.total or any(spec.name == tool for spec in self.tools)
+        if not known:
+            raise ToolSelectionError(
+                f"no tool named {tool!r} to reset; these are the tools:\n{self.tools_description}"
+            )
+        self.ledger.reset(tool)
 
     async def close(self) -> None:
         """Stop the shared cache's mirror."""
@@ -313,10 +309,15 @@ class ToolUsage:
             return observation
         issues = schema_issues(spec.input_schema, arguments)
         if issues:
-            issues = redact_issues(spec, arguments, issues)  # error texts quote values; secret ones must not leak
+            # error texts quote values; secret ones must not leak
+            issues = redact_issues(spec, arguments, issues)
             described = "; ".join(f"{issue.path}: {issue.message}" for issue in issues)
             attributes = base_attributes(
-                agent, task, spec.name, redact_arguments(spec, arguments), tool_class=spec.source or "ToolSpec",
+                agent,
+                task,
+                spec.name,
+                redact_arguments(spec, arguments),
+                tool_class=spec.source or "ToolSpec",
                 run_attempts=1,
             )
             attributes["error"] = described
@@ -364,14 +365,10 @@ class ToolUsage:
 
         key = None
         cached: ToolResult | None = None
-        if (
-            self.cache is not None
-            and spec.cache is not None
-            and spec.cache.enabled
-            and spec.name != HIT_CACHE
-        ):
+        cache = self.cache_for(spec)
+        if cache is not None:
             key = cache_key(spec.name, arguments)
-            cached = self.cache.get(key)
+            cached = cache.get(key)
         try:
             self.ledger.claim(spec, who)
         except ToolUsageLimitExceeded as exc:
@@ -424,10 +421,10 @@ class ToolUsage:
         if spec.name in (DELEGATE_WORK, ASK_QUESTION):
             self.delegations[task.id if task else ""] += 1
         observation.result = result
-        if key is not None and self.cache is not None:
+        if key is not None and cache is not None:
             policy = self.cache_policy(spec.name)
             if policy is None or policy(arguments, result):
-                await self.cache.put(key, result, spec.cache.ttl if spec.cache else None)
+                await cache.put(key, result, spec.cache.ttl if spec.cache is not None else None)
         observation.is_answer = spec.result_as_answer
         text = _result_text(result)
         observation.text = text if spec.result_as_answer else self._format(text, who, task)
@@ -458,7 +455,14 @@ class ToolUsage:
         caller = Caller(agent=agent.role if agent else None, task=task.id if task else None, crew=self.crew)
         # A should_cache policy runs here, not on the node: keep the node's own cache out of such calls.
         cache = False if self.cache_policy(spec.name) is not None else None
-        return await self.mesh.call(spec.name, arguments, caller=caller, timeout=self.timeout, cache=cache)
+        return await self.mesh.call(
+            spec.name,
+            arguments,
+            caller=caller,
+            timeout=self.timeout,
+            cache=cache,
+            meta=security_context(agent, task),
+        )
 
     async def _finished(
         self, observation: Observation, attributes: dict[str, Any], started_at: float, *, from_cache: bool
@@ -484,6 +488,13 @@ class ToolUsage:
             )
         )
         return observation
+
+    def _print_event(self, event: ToolEvent) -> None:
+        if self.verbose:
+            spec = self.selector.find(event.tool)
+            limit = spec.max_usage_count if spec is not None else None
+            usage = (self.ledger.usage(event.tool), limit) if limit is not None else None
+            print_tool_event(event, usage, self.verbose_stream or sys.stdout)
 
     def _format(self, text: str, who: str, task: TaskInfo | None) -> str:
         slot = (who, task.id if task else "")

@@ -16,25 +16,19 @@ available is a ``ToolConstraintError`` before anything is sent.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import msgspec
-from toolmesh import Decision
 from toolmesh.contracts import ToolSpec
 
 from .definitions import DefinitionFormat, definitions
 from .errors import ToolConstraintError
+from .hook_set import DecisionHook, DescriptionHook, HookSet
 from .local_tools import LocalTool
 
 __all__ = ["Availability", "DecisionHook", "DescriptionHook", "Requirement", "Toolset", "Turn"]
-
-DescriptionHook = Callable[[ToolSpec], str | None]
-"""Returns a description override for a tool, or ``None`` to keep it."""
-
-DecisionHook = Callable[[Any, ToolSpec], Decision | None | Awaitable[Decision | None]]
-"""Decides one call (a ``rounds.ToolCall``): ``RunNormally(args)``, ``Complete(value)`` or ``Reject(why)``."""
 
 
 @dataclass(frozen=True)
@@ -126,9 +120,9 @@ class Toolset:
         self.name = name
         self._members: list[tuple[ToolSpec | Toolset, bool]] = []
         self.local_tools: dict[str, LocalTool] = {}
-        self._description_hooks: list[tuple[str | None, DescriptionHook]] = []
+        self.hooks = HookSet()
+        """This toolset's own decision and description hooks (a nested toolset keeps its own)."""
         self._descriptions: dict[str, str] = {}
-        self.decision_hooks: list[tuple[str | None, DecisionHook]] = []
         hidden = set(off)
         for tool in tools:
             spec = tool.spec if isinstance(tool, LocalTool) else tool
@@ -157,13 +151,23 @@ class Toolset:
 
     def add_description_hook(self, hook: DescriptionHook, *, tool: str | None = None) -> Toolset:
         """Compute description overrides (for ``tool`` or all tools); the last registered hook wins."""
-        self._description_hooks.append((tool, hook))
+        self.hooks.register_description_hook(hook, tool=tool)
         return self
 
     def add_hook(self, hook: DecisionHook, *, tool: str | None = None) -> Toolset:
         """Decide calls (of ``tool`` or all tools) before they run; hooks run in registration order."""
-        self.decision_hooks.append((tool, hook))
+        self.hooks.register_hook(hook, tool=tool)
         return self
+
+    def add_hooks(self, hooks: HookSet) -> Toolset:
+        """Merge a ``HookSet`` into this toolset's hooks (they run after those already registered)."""
+        self.hooks.extend(hooks)
+        return self
+
+    @property
+    def decision_hooks(self) -> list[tuple[str | None, DecisionHook]]:
+        """This toolset's own decision hooks as ``(tool or None, hook)``, in registration order."""
+        return self.hooks.decision_hooks
 
     # -------------------------------------------------------------- resolving
 
@@ -190,11 +194,8 @@ class Toolset:
         description = None
         for toolset in self._nested_holding(spec.name):
             description = toolset.description_override(spec) or description
-        for tool, hook in self._description_hooks:
-            if tool is None or tool == spec.name:
-                override = hook(spec)
-                if override is not None:
-                    description = override
+        override = self.hooks.description_override(spec)
+        description = description if override is None else override
         return self._descriptions.get(spec.name, description)
 
     def _described(self, spec: ToolSpec) -> ToolSpec:
@@ -206,7 +207,7 @@ class Toolset:
         hooks: list[DecisionHook] = []
         for toolset in self._nested_holding(name):
             hooks.extend(toolset.decision_hooks_for(name))
-        return hooks + [hook for tool, hook in self.decision_hooks if tool is None or tool == name]
+        return hooks + self.hooks.decision_hooks_for(name)
 
     def resolve(
         self,

@@ -75,8 +75,13 @@ class UsageLedger:
         """Successful uses of ``tool`` (by ``agent`` when given)."""
         return self.by_agent[(agent, tool)] if agent is not None else self.total[tool]
 
-    def reset(self) -> None:
-        """Forget every count and last call (a new crew run)."""
-        self.total.clear()
-        self.by_agent.clear()
-        self.last_call.clear()
+    def reset(self, tool: str | None = None) -> None:
+        """Forget ``tool``'s counts (crewAI's ``reset_usage_count``); ``None``: all counts and last calls."""
+        if tool is None:
+            self.total.clear()
+            self.by_agent.clear()
+            self.last_call.clear()
+            return
+        self.total.pop(tool, None)
+        for key in [key for key in self.by_agent if key[1] == tool]:
+            del self.by_agent[key]

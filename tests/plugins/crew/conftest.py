@@ -20,6 +20,7 @@ class ToolsPlugin:
         self.tools = {spec.name: (spec, function) for spec, function in tools}
         self.runs: Counter[str] = Counter()
         self.callers: list[Any] = []
+        self.metas: list[Any] = []
 
     @toolmesh.hookimpl
     def toolmesh_discover_tools(self) -> list[ToolSpec]:
@@ -33,6 +34,7 @@ class ToolsPlugin:
             return None
         self.runs[spec.name] += 1
         self.callers.append(context.caller)
+        self.metas.append(context.request.meta)
         return self.tools[spec.name][1](**arguments)
 
 

@@ -15,10 +15,11 @@ from types import ModuleType
 import anyio
 import pytest
 from toolmesh import Mesh, SyncMesh
+from toolmesh.contracts import CachePolicy, ToolSpec
 from toolmesh.plugins import crew
 from toolmesh.testing import running_node
 
-from .conftest import standard_tools
+from .conftest import SOURCE, ToolsPlugin, _schema, standard_tools
 
 pytestmark = pytest.mark.crewai
 
@@ -41,6 +42,14 @@ def test_args_model_from_schema(adapter: ModuleType) -> None:
     assert model(a=1, b=2).model_dump() == {"a": 1, "b": 2}
     with pytest.raises(Exception, match="b"):
         model(a=1)
+
+
+def test_cache_function_is_crewais_default_unless_the_spec_opts_out(adapter: ModuleType) -> None:
+    plain = ToolSpec(name="plain", source=SOURCE)
+    off = ToolSpec(name="off", source=SOURCE, cache=CachePolicy(enabled=False))
+    never = ToolSpec(name="never", source=SOURCE, meta={"crew": {"should_cache": "never"}})
+    caching = [adapter.to_crewai(spec, None).cache_function({}, "x") for spec in (plain, off, never)]
+    assert caching == [True, False, False]
 
 
 def test_mesh_spec_of_a_crewai_tool(
@@ -80,7 +89,7 @@ async def test_both_directions_over_a_real_mesh(
         added, shout_via_crewai, answer, caching, failed = await anyio.to_thread.run_sync(use_from_crewai)
     assert shouted.structured_content == "HI!"
     assert (added, shout_via_crewai, answer) == ("5", "YO!", True)
-    assert caching == [False, True]
+    assert caching == [True, True]  # crewAI's default cache_function caches every tool
     assert failed.startswith("Error (execution_failed):") and "boom" in failed
 
 
@@ -124,3 +133,45 @@ async def test_a_crewai_agent_runs_mesh_tools_in_a_real_crew(
     assert samples.SCRIPT == []  # every scripted step was asked for
     assert tools_plugin.runs == {"add": 1, "finish": 1}
     assert "42" not in samples.PROMPTS[0] and "42" in samples.PROMPTS[1]  # the mesh's answer, observed
+
+
+@pytest.mark.anyio
+@pytest.mark.filterwarnings("ignore::DeprecationWarning:crewai")  # crewai reading its own deprecated fields
+async def test_max_usage_count_is_the_limit_the_user_set(
+    toolmesh_settings, adapter: ModuleType, samples: ModuleType
+) -> None:
+    """crewAI's own agent loop counts each use of a tool twice (its structured tool's invoke, then its
+    ToolUsage); a mesh tool with max_usage_count=4 still runs four times, and the fifth call is refused."""
+    from crewai import Agent, Crew, Task
+
+    spec = ToolSpec(name="shout_word", source=SOURCE, max_usage_count=4, input_schema=_schema(word="string"))
+    plugin = ToolsPlugin([(spec, lambda word: word.upper())])
+    samples.SCRIPT[:] = [
+        f'Thought: next word\nAction: shout_word\nAction Input: {{"word": "w{n}"}}' for n in range(6)
+    ] + ["Thought: done\nFinal Answer: shouted"]
+    samples.PROMPTS.clear()
+    async with running_node(toolmesh_settings, plugins=[plugin, crew], load_entrypoints=False):
+
+        def kickoff() -> tuple[str, list[str]]:
+            with SyncMesh(toolmesh_settings.nats_url, prefix=toolmesh_settings.prefix) as sync:
+                agent = Agent(
+                    role="Shouter",
+                    goal="Shout words with the mesh's tools",
+                    backstory="Uses tools only.",
+                    llm=samples.ScriptedLLM(model="scripted"),
+                    tools=adapter.crewai_tools(sync, only=["shout_word"]),
+                    max_iter=10,
+                    verbose=False,
+                )
+                task = Task(description="Shout six words.", expected_output="done", agent=agent)
+                answer = str(Crew(agents=[agent], tasks=[task], verbose=False).kickoff())
+                # BaseTool.run (crewAI's function-calling loop) counted once already, and still does
+                direct = adapter.crewai_tools(sync, only=["shout_word"])[0]
+                return answer, [str(direct.run(word=f"d{n}")) for n in range(5)]
+
+        answer, direct = await anyio.to_thread.run_sync(kickoff)
+    assert answer == "shouted" and samples.SCRIPT == []
+    assert plugin.runs["shout_word"] == 4 + 4
+    assert "W3" in samples.PROMPTS[4] and "usage limit of 4" not in samples.PROMPTS[4]
+    assert "usage limit of 4" in samples.PROMPTS[5]  # the fifth call: refused by crewAI, at the user's limit
+    assert direct[:4] == ["D0", "D1", "D2", "D3"] and "usage limit of 4" in direct[4]

@@ -40,6 +40,9 @@ def test_event_kinds_are_documented(kind: str) -> None:
         "unknown_coworker",
         "coworker_unavailable",
         "path_outside_root",
+        "unexpected_call_count",
+        "round_closed",
+        "hook_failed",
     ],
 )
 def test_codes_are_documented(code: str) -> None:
@@ -65,6 +68,9 @@ def test_codes_are_documented(code: str) -> None:
         "with_env_vars",
         "AgentInfo",
         "TaskInfo",
+        "HookSet",
+        "SyncToolUsage",
+        "ToolRoundError",
     ],
 )
 def test_public_names_are_documented_and_exported(name: str) -> None:
