@@ -92,7 +92,7 @@ def mcp_tool_from_spec(spec: ToolSpec) -> types.Tool:
         input_schema=input_schema,
         output_schema=output_schema,
         annotations=annotations,
-        meta=meta or None,
+        _meta=meta or None,
         execution=types.ToolExecution(task_support=spec.task_support)
         if spec.task_support != "forbidden"
         else None,

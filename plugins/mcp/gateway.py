@@ -252,8 +252,9 @@ class Gateway:
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> dict[str, Any]:
-        return await self._page(ctx, params.cursor if params is not None else None)
+    ) -> types.ListToolsResult:
+        page = await self._page(ctx, params.cursor if params is not None else None)
+        return types.ListToolsResult.model_validate(page, by_name=False)
 
     async def _page(self, ctx: ServerRequestContext[Any, Any], cursor: str | None) -> dict[str, Any]:
         await self.catalog()
@@ -297,18 +298,24 @@ class Gateway:
         arguments: dict[str, Any],
         task: TaskRelay | None = None,
     ) -> ToolResult:
-        """Call ``name`` on the mesh with callbacks relayed to the client of ``ctx`` (for ``task``, if given)."""
+        """Call ``name`` on the mesh with callbacks relayed to the client of ``ctx`` (for ``task``, if given).
+
+        A task's call carries the task in its request ``meta`` (``io.modelcontextprotocol/related-task``),
+        so the tool can tell which MCP task it runs for.
+        """
         client = ctx.session.client_params
         caller = Caller(identity=f"mcp:{client.client_info.name}" if client is not None else "mcp")
+        meta = {RELATED_TASK_KEY: {"taskId": task.task_id}} if task is not None else None
         if not self.callbacks.running:  # follow_catalog is not running: one callback subject per call
             return await self.mesh.call(
                 name,
                 arguments,
                 timeout=self.call_timeout,
                 caller=caller,
+                meta=meta,
                 on_callback=self._relay(ctx, name, task),
             )
-        request = self.mesh.new_request(name, arguments, timeout=self.call_timeout, caller=caller)
+        request = self.mesh.new_request(name, arguments, timeout=self.call_timeout, caller=caller, meta=meta)
         return await self.callbacks.send(request, self._relay(ctx, name, task))
 
     async def _call_tool(
@@ -365,15 +372,13 @@ class Gateway:
                     task.waiting(True)
                 try:
                     if callback.kind == "sampling":
-                        sampling = types.CreateMessageRequestParams.model_validate(data)
-                        sampling.meta = {**(sampling.meta or {}), **(task_meta or {})}  # type: ignore[typeddict-item]
+                        sampling = types.CreateMessageRequestParams.model_validate(_with_meta(data, task_meta))
                         request = types.CreateMessageRequest(params=sampling)
                         answer: Any = await ctx.session.send_request(
                             request, types.CreateMessageResult, metadata=related
                         )
                     else:
-                        elicit = _elicit_params(data)
-                        elicit.meta = {**(elicit.meta or {}), **(task_meta or {})}  # type: ignore[typeddict-item]
+                        elicit = _elicit_params(_with_meta(data, task_meta))
                         answer = await ctx.session.send_request(
                             types.ElicitRequest(params=elicit), types.ElicitResult, metadata=related
                         )
@@ -384,6 +389,14 @@ class Gateway:
             raise ValueError(f"the MCP gateway cannot relay {callback.kind!r} callbacks")
 
         return on_callback
+
+
+def _with_meta(data: dict[str, Any], extra: dict[str, Any] | None) -> dict[str, Any]:
+    """``data`` (request params on the wire) with ``extra`` merged into its ``_meta``."""
+    if not extra:
+        return data
+    meta = data.get("_meta")
+    return {**data, "_meta": {**(meta if isinstance(meta, dict) else {}), **extra}}
 
 
 def _elicit_params(data: dict[str, Any]) -> types.ElicitRequestParams:

@@ -26,7 +26,7 @@ from .stdio_messages import CheckedLines
 
 __all__ = ["SHUTDOWN_GRACE", "http_app", "serve_http", "serve_stdio"]
 
-SHUTDOWN_GRACE = 3.0
+SHUTDOWN_GRACE = 3
 """Seconds a stopping HTTP gateway waits for open sessions and connections before cutting them off."""
 
 _log = logging.getLogger("toolmesh.mcp.gateway")

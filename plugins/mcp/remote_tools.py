@@ -4,7 +4,8 @@ A **native** server keeps one persistent session: it is pinged, re-listed on
 ``notifications/tools/list_changed``, and reconnected with exponential
 backoff after it dies, hangs or sends garbage — meanwhile its tools stay in
 the catalog marked unavailable with the reason.  An **on-demand** server is
-connected only to list its tools and for each call.
+connected only to list its tools and for each call.  Tools the server runs as
+tasks are called as tasks (see ``remote_tasks``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -23,8 +25,9 @@ from mcp.shared.exceptions import MCPError
 from toolmesh import CallContext, ExecutionFailed, InvalidArguments, ToolmeshError, ToolUnavailable
 from toolmesh.contracts import ToolResult, ToolSpec
 
-from .client_session import list_all_tools, open_session
+from .client_session import Connection, list_all_tools, open_connection, open_session
 from .content_mapping import spec_from_mcp_tool, tool_result_from_call_result
+from .remote_tasks import StatusHandler, call_as_task, runs_tool_tasks, wants_task
 from .server_config import ServerConfig
 from .tool_names import SOURCE, mesh_tool_name
 
@@ -34,6 +37,8 @@ _log = logging.getLogger("toolmesh.mcp")
 
 _FIRST_BACKOFF = 0.5
 _PING_TIMEOUT = 5.0
+_MAX_RELISTS = 3
+"""Listings one on-demand probe repeats for a server that keeps announcing changes while listed."""
 
 
 def _describe(exc: BaseException) -> str:
@@ -62,6 +67,9 @@ class RemoteServer:
         """Mesh name → remote name."""
         self.unavailable_reason: str | None = "not connected yet"
         self.session: ClientSession | None = None
+        self._connection: Connection | None = None
+        self.runs_tool_tasks = False
+        """Whether the server announced task-augmented ``tools/call`` when it was last listed."""
         self.listed = anyio.Event()
         """Set once the first listing attempt finished, successfully or not."""
         self.problems: list[str] = []
@@ -70,6 +78,8 @@ class RemoteServer:
         self._broken_reason: str | None = None
         self._relist = False
         self._inflight: dict[int, CallContext] = {}
+        self._task_progress: dict[str, CallContext] = {}
+        """Calls running as tasks, by the progress token sent with them."""
         self._scopes: set[anyio.CancelScope] = set()
         self._task: asyncio.Task[None] | None = None
 
@@ -90,6 +100,11 @@ class RemoteServer:
                 continue
             names[name] = remote
             spec = spec_from_mcp_tool(self.tools[remote], name=name, source=SOURCE, server=self.config.name)
+            if self.config.tool_timeout is not None:
+                spec = msgspec.structs.replace(spec, timeout=self.config.tool_timeout)
+            if not self.runs_tool_tasks and spec.task_support != "forbidden":
+                # Without the server's tasks capability its tools' taskSupport means nothing (MCP 2025-11-25).
+                spec = msgspec.structs.replace(spec, task_support="forbidden")
             if self.unavailable_reason is not None:
                 spec = msgspec.structs.replace(
                     spec,
@@ -142,11 +157,29 @@ class RemoteServer:
             self._wake.set()
 
     async def _message(self, message: IncomingMessage) -> None:
+        if await self._task_progress_of(message):
+            return
         if isinstance(message, Exception):
             self.mark_broken(f"sent malformed JSON-RPC ({_describe(message)})")
         elif isinstance(message, types.ToolListChangedNotification):
             self._relist = True
-            self._wake.set()
+            if self.config.mode == "native":  # an on-demand probe re-lists in its own session
+                self._wake.set()
+
+    async def _task_progress_of(self, message: IncomingMessage) -> bool:
+        """Relay a task's progress (it outlives the request that created the task) to its call."""
+        if not isinstance(message, types.ProgressNotification):
+            return False
+        context = self._task_progress.get(str(message.params.progress_token))
+        if context is None:
+            return False
+        params = message.params
+        await context.progress(params.progress, params.total, params.message)
+        return True
+
+    async def _call_message(self, message: IncomingMessage) -> None:
+        """Messages of an on-demand call's session: only a task's progress matters there."""
+        await self._task_progress_of(message)
 
     async def _supervise(self) -> None:
         attempt = 0
@@ -170,7 +203,7 @@ class RemoteServer:
                 _log.warning("MCP server %s is unavailable: %s", self.config.name, reason)
                 self._set_state(reason=reason)
             finally:
-                self.session = None
+                self.session = self._connection = None
                 self.listed.set()
             if self._stop.is_set():
                 return
@@ -180,28 +213,38 @@ class RemoteServer:
                 await self._stop.wait()
 
     async def _probe(self) -> None:
+        """List an on-demand server's tools, listing again while it announces changes (lazy registration)."""
+        self._relist = False
         with anyio.fail_after(self.config.connect_timeout):
             async with open_session(self.config, message_handler=self._message) as session:
                 tools = await self._list_tools(session)
+                for _ in range(_MAX_RELISTS):
+                    # A change announced during the listing reaches the handler before this ping's answer.
+                    await session.send_ping()
+                    if not self._relist:
+                        break
+                    self._relist = False
+                    tools = await self._list_tools(session)
         self._set_state(tools=tools, reason=None)
 
     async def _serve_native(self) -> None:
         reason: str | None = None
         with anyio.CancelScope() as teardown:
-            async with open_session(
+            async with open_connection(
                 self.config,
                 message_handler=self._message,
                 logging_callback=self._remote_log,
                 sampling_callback=self._sampling,
                 elicitation_callback=self._elicitation,
-            ) as session:
+            ) as connection:
+                session = connection.session
                 with anyio.fail_after(self.config.connect_timeout):
                     tools = await self._list_tools(session)
-                self.session = session
+                self.session, self._connection = session, connection
                 self._set_state(tools=tools, reason=None)
                 self.listed.set()
                 reason = await self._watch(session)
-                self.session = None
+                self.session = self._connection = None
                 if reason is not None:
                     # Tell the mesh first: closing a hung session may take long, so it is cut short.
                     self._set_state(reason=reason)
@@ -211,6 +254,7 @@ class RemoteServer:
 
     async def _list_tools(self, session: ClientSession) -> list[types.Tool]:
         capabilities = session.server_capabilities
+        self.runs_tool_tasks = runs_tool_tasks(capabilities)
         if capabilities is not None and capabilities.tools is None:
             return []  # a server of resources or prompts only
         return await list_all_tools(session)
@@ -246,22 +290,23 @@ class RemoteServer:
             await context.progress(value, total, message)
 
         if self.config.mode == "native":
-            session = self.session
-            if session is None:
+            connection = self._connection
+            if connection is None:
                 raise ToolUnavailable(
                     f"MCP server {self.config.name!r} is not connected: {self.unavailable_reason or 'reconnecting'}"
                 )
-            return await self._call_on(session, remote, arguments, context, progress)
+            return await self._call_on(connection, remote, arguments, context, progress)
         connected = False
         try:
-            async with open_session(
+            async with open_connection(
                 self.config,
+                message_handler=self._call_message,
                 logging_callback=self._remote_log,
                 sampling_callback=self._sampling,
                 elicitation_callback=self._elicitation,
-            ) as session:
+            ) as connection:
                 connected = True
-                return await self._call_on(session, remote, arguments, context, progress)
+                return await self._call_on(connection, remote, arguments, context, progress)
         except Exception as exc:
             if connected:
                 raise
@@ -272,7 +317,7 @@ class RemoteServer:
 
     async def _call_on(
         self,
-        session: ClientSession,
+        connection: Connection,
         remote: str,
         arguments: dict[str, Any],
         context: CallContext,
@@ -282,9 +327,26 @@ class RemoteServer:
         self._inflight[key] = context
         scope = anyio.CancelScope()
         self._scopes.add(scope)
+        session = connection.session
+        remaining = context.remaining()
+        token: str | None = None
         try:
             with scope:
-                result = await session.call_tool(remote, arguments, progress_callback=progress)
+                if wants_task(self.tools.get(remote), session.server_capabilities, remaining):
+                    token = f"toolmesh-{uuid.uuid4().hex}"
+                    self._task_progress[token] = context
+                    result = await call_as_task(
+                        connection,
+                        remote,
+                        arguments,
+                        remaining=remaining,
+                        progress_token=token,
+                        on_status=self._status_reporter(context),
+                    )
+                    if not result.is_error:
+                        await session.validate_tool_result(remote, result)
+                else:
+                    result = await session.call_tool(remote, arguments, progress_callback=progress)
         except MCPError as exc:
             if exc.code == types.CONNECTION_CLOSED:
                 self._set_state(reason=f"connection lost ({exc.message})")
@@ -306,6 +368,8 @@ class RemoteServer:
         finally:
             self._scopes.discard(scope)
             self._inflight.pop(key, None)
+            if token is not None:
+                self._task_progress.pop(token, None)
         if scope.cancelled_caught:
             reason = self._broken_reason or "the node is stopping"
             raise ToolUnavailable(f"MCP server {self.config.name!r} failed during the call: {reason}")
@@ -314,6 +378,18 @@ class RemoteServer:
                 f"MCP server {self.config.name!r} returned {type(result).__name__}, not a tool result"
             )
         return tool_result_from_call_result(context.request.id, context.request.tool, result)
+
+    def _status_reporter(self, context: CallContext) -> StatusHandler:
+        """Tell the caller when a task's status message changes (servers describe their stages there)."""
+        last: str | None = None
+
+        async def report(status: types.GetTaskResult) -> None:
+            nonlocal last
+            if status.status_message and status.status_message != last:
+                last = status.status_message
+                await context.log("info", f"{status.status}: {status.status_message}")
+
+        return report
 
     # -------------------------------------------------------------- server → caller
 

@@ -47,6 +47,9 @@ class ServerConfig(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fie
     """A native session is pinged this often; a missed answer marks its tools unavailable."""
     max_backoff: float = 30.0
     """Longest pause between reconnection attempts."""
+    tool_timeout: float | None = None
+    """Deadline of this server's tools in seconds (default: the node's ``default_timeout``).  Calls may
+    ask for less, never more; ``optional`` task tools are called as tasks when more than a minute is left."""
 
     @property
     def transport(self) -> str:
@@ -75,6 +78,8 @@ def load_server_configs(plugin_settings: Mapping[str, Any]) -> list[ServerConfig
             config = msgspec.convert({**table, "name": name}, ServerConfig, strict=False)
         except msgspec.ValidationError as exc:
             raise ConfigError(f"[mcp.servers.{name}]: {exc}") from exc
+        if config.tool_timeout is not None and not config.tool_timeout > 0:
+            raise ConfigError(f"[mcp.servers.{name}] tool_timeout must be a positive number of seconds")
         if bool(config.command) == bool(config.url):
             raise ConfigError(
                 f"[mcp.servers.{name}] needs exactly one of 'command' (stdio) or 'url' (Streamable HTTP)"

@@ -1,6 +1,15 @@
 """Task-augmented ``tools/call`` (MCP 2025-11-25): ``tasks/get``, ``tasks/result``, ``tasks/list``, ``tasks/cancel``.
 
-Offered only to clients that declare the ``tasks`` capability.  A
+Offered on every 2025-11-25 connection, whatever the client declared: the
+gateway announces ``tasks.requests.tools.call``, and the specification ties
+task augmentation to the *receiver's* capability ("Requestors SHOULD only
+augment requests with a task if the corresponding capability has been
+declared by the receiver"; "Receivers that accept a task-augmented request
+MUST return a CreateTaskResult").  A client's own ``tasks`` capability only
+says which requests *it* receives as tasks (sampling, elicitation), so a
+client without it still gets a task when it asks for one, and a
+``required`` tool called without a task still answers -32601.  Other
+revisions have no in-core tasks: their calls run normally.  A
 task-augmented call answers at once with a ``CreateTaskResult``; the call
 runs on the mesh in the background and the client polls or waits for the
 result.  The tool's progress and log messages reach the client on the
@@ -25,10 +34,13 @@ from mcp.shared.exceptions import MCPError
 if TYPE_CHECKING:
     from .gateway import Gateway
 
-__all__ = ["RELATED_TASK_KEY", "TASK_METHODS", "TaskRelay", "TaskRunner", "server_tasks_capability"]
+__all__ = ["RELATED_TASK_KEY", "TASKS_PROTOCOL_VERSION", "TASK_METHODS", "TaskRelay", "TaskRunner", "server_tasks_capability"]
 
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel")
 """The task requests a client may send."""
+
+TASKS_PROTOCOL_VERSION = "2025-11-25"
+"""The protocol revision whose core has tasks (older ones predate them; 2026-07-28 moved them to an extension)."""
 
 RELATED_TASK_KEY = "io.modelcontextprotocol/related-task"
 """``_meta`` key tying notifications, requests and the result to their task."""
@@ -114,8 +126,7 @@ class TaskRunner:
         """Answer task requests and task-augmented calls; pass everything else on."""
         if ctx.method not in TASK_METHODS and ctx.method != "tools/call":
             return await call_next(ctx)
-        capabilities = ctx.session.client_capabilities
-        if capabilities is None or capabilities.tasks is None:
+        if ctx.protocol_version != TASKS_PROTOCOL_VERSION:
             return await call_next(ctx)
         params = dict(ctx.params or {})
         if ctx.method == "tools/call":
@@ -165,7 +176,8 @@ class TaskRunner:
         if support == "forbidden":
             raise MCPError(types.METHOD_NOT_FOUND, f"tool {name!r} does not support task-augmented calls")
         ttl = requested.get("ttl") if isinstance(requested, dict) else None
-        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else {}
+        raw_meta = params.get("_meta")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         task = _Task(
             task_id=uuid.uuid4().hex,
             owner=_owner(ctx),

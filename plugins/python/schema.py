@@ -89,7 +89,7 @@ def _described(annotation: Any, description: str | None) -> Any:
     if typing.get_origin(annotation) is typing.Annotated:
         base, *metadata = typing.get_args(annotation)
         # the docstring's Meta goes first: msgspec lets later metadata override earlier
-        return typing.Annotated[(base, msgspec.Meta(description=description), *metadata)]  # type: ignore
+        return typing.Annotated[(base, msgspec.Meta(description=description), *metadata)]
     return typing.Annotated[annotation, msgspec.Meta(description=description)]
 
 
