@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["crew_app"]
 
-# Light on purpose (the toolmesh._cli.commands entry point imports it for `toolmesh --help`): the command
+# Light on purpose (the toolmesh.cli entry point imports it for `toolmesh --help`): the command
 # imports the replay machinery when it runs.
 crew_app = typer.Typer(
     name="crew",

@@ -12,7 +12,7 @@ from toolmesh import JsonOption, cli_error
 
 __all__ = ["check", "run", "run_tests", "rune_app", "test"]
 
-# Light on purpose (the toolmesh._cli.commands entry point imports it for `toolmesh --help`): each command
+# Light on purpose (the toolmesh.cli entry point imports it for `toolmesh --help`): each command
 # imports the language when it runs.
 rune_app = typer.Typer(
     name="rune",

@@ -9,15 +9,21 @@ tool waits for it to finish, on a ``continuous`` tool for it to start.
 
 Only one node of a mesh runs a given bootstrap: ``once`` takes a key in the
 JetStream KV bucket ``toolmesh_bootstrap_<prefix>`` (a node that finds the
-key taken skips the tool), ``continuous`` holds a key with a short TTL in
+key taken skips the tool).  The key names the tool *and* a digest of its
+version, code and bootstrap input (``once_key``): "once" means once per
+mesh for each version of a document, so a restart of the whole mesh with
+unchanged documents runs nothing again and a changed one runs once more.
+``continuous`` holds a key with a short TTL in
 ``toolmesh_bootstrap_live_<prefix>`` that it refreshes; other nodes retry and
 take over when the holder stops.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import logging
+import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable
@@ -26,6 +32,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import msgspec
 import nats.errors
 from nats.aio.client import Client as NATS
 from nats.js.api import KeyValueConfig, StorageType
@@ -36,7 +43,7 @@ from toolmesh.contracts.tool_code import CodeBootstrap
 
 from .document import CodeTool
 
-__all__ = ["STARTUP_SCHEMA", "BootstrapLocks", "Bootstrapper", "bootstrap_order"]
+__all__ = ["STARTUP_SCHEMA", "BootstrapLocks", "Bootstrapper", "bootstrap_order", "once_key"]
 
 STARTUP_SCHEMA = "system.startup.v1"
 """``schema_name`` of the trigger event a bootstrap run receives."""
@@ -92,6 +99,22 @@ def bootstrap_order(tools: list[CodeTool]) -> tuple[list[CodeTool], dict[str, st
     return [enabled[name] for name in order if name not in refused], refused
 
 
+def once_key(tool: CodeTool) -> str:
+    """The claim key of ``tool``'s ``once`` bootstrap: its name and a digest of what the run depends on.
+
+    The digest covers the name, ``version``, the code (language and source) and ``bootstrap.input``, so
+    changing any of them makes "once" due again, while the same document never runs twice on a mesh.
+    """
+    context = tool.document.context
+    bootstrap = _settings(tool)
+    basis = {"name": tool.name, "version": context.version, "language": context.code.language,
+             "source": context.code.source, "input": bootstrap.input}
+    digest = hashlib.sha256(msgspec.json.encode(basis, order="sorted")).hexdigest()[:32]
+    # KV keys are subject tokens: a name's dots could form empty tokens ("a..b"); the digest keeps it unique.
+    readable = re.sub(r"[^A-Za-z0-9_-]", "_", tool.name)
+    return f"{readable}.{digest}"
+
+
 class BootstrapLocks:
     """Mesh-wide claims on bootstrap runs (JetStream KV); without NATS every claim succeeds."""
 
@@ -107,25 +130,33 @@ class BootstrapLocks:
         js = nc.jetstream()
         suffix = prefix.replace(".", "_")
         buckets = []
-        for bucket, max_age in ((f"toolmesh_bootstrap_{suffix}", None), (f"toolmesh_bootstrap_live_{suffix}", ttl)):
+        # The once claims outlive a broker restart (file storage), so unchanged code never runs twice;
+        # the live claims expire within ``ttl`` anyway.
+        for config in (
+            KeyValueConfig(bucket=f"toolmesh_bootstrap_{suffix}", storage=StorageType.FILE, history=1),
+            KeyValueConfig(bucket=f"toolmesh_bootstrap_live_{suffix}", storage=StorageType.MEMORY, history=1,
+                           ttl=ttl),
+        ):
             try:
-                buckets.append(await js.key_value(bucket))
+                buckets.append(await js.key_value(config.bucket))
             except BucketNotFoundError:
-                config = KeyValueConfig(bucket=bucket, storage=StorageType.MEMORY, history=1,
-                                        **({"ttl": max_age} if max_age else {}))
                 buckets.append(await js.create_key_value(config))
         return cls(buckets[0], buckets[1], ttl)
 
-    async def claim_once(self, name: str) -> bool:
-        """True if this node is the first of the mesh to run ``name``'s one-time bootstrap."""
+    async def claim_once(self, tool: CodeTool) -> bool:
+        """True if this node is the first of the mesh to run this version of ``tool``'s one-time bootstrap."""
         if self.once is None:
             return True
+        key = once_key(tool)
+        claim = {"owner": self.owner, "tool": tool.name, "version": tool.document.context.version,
+                 "claimed_at": datetime.now(UTC).isoformat(timespec="seconds")}
         try:
-            await self.once.create(name, self.owner.encode())
-        except KeyWrongLastSequenceError:  # another node has it
+            await self.once.create(key, msgspec.json.encode(claim))
+        except KeyWrongLastSequenceError:  # another node has it, or this version ran before
             return False
         except nats.errors.Error as exc:  # undecided: running it twice would be worse than not here
-            _log.warning("bootstrap of %s not claimed (it runs on no node of this mesh now): %r", name, exc)
+            _log.warning("bootstrap of %s not claimed (it runs on no node of this mesh now): %r",
+                         tool.name, exc)
             return False
         return True
 
@@ -202,7 +233,7 @@ class Bootstrapper:
                 if other in done:
                     await done[other].wait()
             if bootstrap.mode == "once":
-                if await self.locks.claim_once(tool.name):
+                if await self.locks.claim_once(tool):
                     self._count(tool.name)
                     result = await self.call(self._request(tool))
                     self.results[tool.name] = result

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = ["sandbox_app"]
 
-# Light on purpose (the toolmesh._cli.commands entry point imports it for `toolmesh --help`): each command imports
+# Light on purpose (the toolmesh.cli entry point imports it for `toolmesh --help`): each command imports
 # the sandbox when it runs.
 sandbox_app = typer.Typer(
     help="Code tools (tool.code.v1) in the Deno sandbox.", no_args_is_help=True, rich_markup_mode=None
@@ -89,6 +89,33 @@ def test_command(
                 _out().print(f"[green]ok[/]   {escape(outcome.tool)} {label} {escape(outcome.description)}", highlight=False)
         _out().print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed", highlight=False)
     if failed:
+        raise typer.Exit(1)
+
+
+@sandbox_app.command("check")
+def check_command(
+    paths: Annotated[list[str], typer.Argument(help="Tool files or folders of *.tool.json files.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")] = False,
+) -> None:
+    """Check documents without running them and list every problem of each; exits 1 when any is refused."""
+    from rich.markup import escape
+
+    from .document import load_sources
+
+    tools, problems = load_sources(_paths(paths))
+    if as_json:
+        print(json.dumps({"tools": sorted(tool.name for tool in tools), "problems": [
+            {"file": problem.file, "path": problem.path, "reason": problem.reason} for problem in problems
+        ]}))
+    else:
+        for tool in sorted(tools, key=lambda tool: tool.name):
+            _out().print(f"[green]ok[/]   {escape(tool.name)} ({escape(tool.file or '')})", highlight=False,
+                         soft_wrap=True)
+        for problem in problems:  # one line each, unwrapped: a path is copied from it
+            _out().print(f"[red]FAIL[/] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        refused = len({problem.file for problem in problems})
+        _out().print(f"{len(tools)} conform, {refused} refused ({len(problems)} problem(s))", highlight=False)
+    if problems:
         raise typer.Exit(1)
 
 
@@ -179,6 +206,8 @@ def publish_command(
             for tool in tools:
                 document = msgspec.to_builtins(tool.document)
                 del document["schema_name"]
+                if tool.ui_schema is not None:  # as written: the contract keeps only the keys it names
+                    document["context"]["ui_schema"] = tool.ui_schema
                 await store.put(document_id(tool.name), {"schema_name": "tool.code.v1", **document})
                 _out().print(f"published {escape(tool.name)} as {escape(document_id(tool.name))}", highlight=False)
             await nc.flush()

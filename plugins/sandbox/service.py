@@ -46,7 +46,7 @@ from .worker import WorkerCrashed, find_deno
 if TYPE_CHECKING:
     from toolmesh import Kernel
 
-__all__ = ["SOURCE", "Sandbox", "document_id", "spec_for"]
+__all__ = ["SOURCE", "Sandbox", "document_id", "spec_for", "ui_meta"]
 
 SOURCE = "sandbox"
 """``ToolSpec.source`` of code tools."""
@@ -91,10 +91,27 @@ def spec_for(tool: CodeTool, *, available: bool = True, reason: str | None = Non
                 "breadcrumbs": {"read": list(context.permissions.breadcrumbs.read),
                                 "write": list(context.permissions.breadcrumbs.write)},
             },
+            **ui_meta(tool),
         },
         available=available,
         unavailable_reason=reason,
     )
+
+
+def ui_meta(tool: CodeTool) -> dict[str, Any]:
+    """``meta["ui_schema"]`` and ``meta["config_fields"]`` of the catalog: the document's, as written.
+
+    Copied from the document only (checked for secret values when it loaded), never from the node's secrets.
+    """
+    ui_schema = tool.ui_schema
+    if ui_schema is None:
+        return {}
+    # A deep copy through JSON: the spec must not share mutable state with the loaded document.
+    copied = msgspec.json.decode(msgspec.json.encode(ui_schema))
+    meta: dict[str, Any] = {"ui_schema": copied}
+    if "config_fields" in copied:
+        meta["config_fields"] = copied["config_fields"]
+    return meta
 
 
 def document_id(name: str) -> str:

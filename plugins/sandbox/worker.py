@@ -11,6 +11,7 @@ the supervisor is connected, so no tool can connect to it later.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import secrets
@@ -86,11 +87,12 @@ def find_deno() -> str | None:
     if configured:
         return configured
     try:
-        import deno  # the PyPI package ships the binary and this finder
+        # The PyPI package ships the binary and this finder, but no type information: name the finder's type.
+        find_deno_bin: Callable[[], str | os.PathLike[str]] = importlib.import_module("deno").find_deno_bin
     except ImportError:
         return None
     try:
-        return str(deno.find_deno_bin())
+        return os.fspath(find_deno_bin())
     except (OSError, RuntimeError):
         return None
 
@@ -221,7 +223,8 @@ class DenoWorker:
             self._spawn(self._drain(self.process.stdout, keep=False))
             self._spawn(self._drain(self.process.stderr, keep=True))
             exited = asyncio.ensure_future(self.process.wait())
-            done, _ = await asyncio.wait({connected, exited}, timeout=self.start_timeout,
+            waiting: set[asyncio.Future[Any]] = {connected, exited}
+            done, _ = await asyncio.wait(waiting, timeout=self.start_timeout,
                                          return_when=asyncio.FIRST_COMPLETED)
             if connected not in done:
                 exited.cancel()
@@ -248,6 +251,10 @@ class DenoWorker:
             self._spawn(self._watch.run())
             self._terminations = TerminationWatch(self.process.pid, self._stuck)
             self._spawn(self._terminations.run())
+
+    def _pending_futures(self) -> list[asyncio.Future[Any]]:
+        """Every call and load still waiting for the process."""
+        return [*self._calls.values(), *(pending[1] for pending in self._loads.values())]
 
     def kill(self) -> None:
         """Kill the process at once (its calls fail with ``WorkerCrashed``)."""
@@ -280,7 +287,7 @@ class DenoWorker:
         if self._tasks:
             await asyncio.gather(*self._tasks, return_exceptions=True)
         stopped = self.crashed or WorkerCrashed("the Deno worker was stopped")
-        for future in [*self._calls.values(), *(pending[1] for pending in self._loads.values())]:
+        for future in self._pending_futures():
             if not future.done():
                 future.set_exception(stopped)
 
@@ -500,7 +507,7 @@ class DenoWorker:
         else:
             crash = WorkerCrashed(f"the Deno worker process exited with code {code}")
         self.crashed = crash
-        for future in [*self._calls.values(), *(pending[1] for pending in self._loads.values())]:
+        for future in self._pending_futures():
             if not future.done():
                 future.set_exception(crash)
         if self.on_exit is not None:

@@ -35,8 +35,8 @@ HEAVY = ("nats", "opentelemetry", "pydantic", "mcp", "anyio", "pluggy", "msgspec
 
 # Each plugin's package (its names load on first use) and command group
 LIGHT_PLUGIN_MODULES = {
-    *(f"toolmesh.plugins.{name}" for name in ("crew", "mcp", "rune", "sandbox")),
-    *(f"toolmesh.plugins.{name}.cli" for name in ("crew", "mcp", "rune", "sandbox")),
+    *(f"toolmesh.plugins.{name}" for name in ("console", "crew", "mcp", "rune", "sandbox")),
+    *(f"toolmesh.plugins.{name}.cli" for name in ("console", "crew", "mcp", "rune", "sandbox")),
 }
 
 
@@ -156,7 +156,7 @@ def toolmesh_cli(app):
 _GROUP_MODULE = '''
 import typer
 
-app = typer.Typer(help="Commands from a toolmesh._cli.commands entry point.")
+app = typer.Typer(help="Commands from a toolmesh.cli entry point.")
 
 
 @app.command()
@@ -179,14 +179,14 @@ def _distribution(site: Path, name: str, entry_points: str) -> None:
 
 
 def _install_third_party(site: Path) -> dict[str, str]:
-    """Two distributions: one adds commands through the hook, one through a toolmesh._cli.commands entry point."""
+    """Two distributions: one adds commands through the hook, one through a toolmesh.cli entry point."""
     (site / "hooked_plugin.py").write_text(_HOOK_PLUGIN, encoding="utf-8")
     (site / "grouped_cli.py").write_text(_GROUP_MODULE, encoding="utf-8")
     _distribution(site, "toolmesh_hooked", "[toolmesh.plugins]\nhooked = hooked_plugin\n")
     # Its plugin module does not exist: importing it (instead of only the command group) would fail.
     _distribution(
         site, "toolmesh_grouped", "[toolmesh.plugins]\ngrouped = grouped_plugin_absent\n\n"
-        "[toolmesh._cli.commands]\ngrouped = grouped_cli:app\n",
+        "[toolmesh.cli]\ngrouped = grouped_cli:app\n",
     )
     return {"PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
 
