@@ -249,9 +249,12 @@ def tools(nats_url: NatsOption = None, prefix: PrefixOption = None, as_json: Jso
     shown = {spec.name for spec in visible_tools(settings, client_identity(settings), [s for s, _ in merged.values()])}
     merged = {name: entry for name, entry in merged.items() if name in shown}
     if as_json:
-        listing = [
-            {**msgspec.to_builtins(spec), "nodes": nodes} for spec, nodes in (merged[name] for name in sorted(merged))
-        ]
+        listing = []
+        for spec, nodes in (merged[name] for name in sorted(merged)):
+            entry = {**msgspec.to_builtins(spec), "nodes": nodes}
+            if spec.annotations is not None:  # flat, as MCP lists them: the tool's own keys beside the hints
+                entry["annotations"] = spec.annotations.as_mcp()
+            listing.append(entry)
         print(json.dumps(listing, indent=2))
         return
     if not merged:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, overload
 
+import msgspec
 from toolmesh._errors import ToolDefinitionError
 from toolmesh.contracts import CachePolicy, TaskSupport, ToolAnnotations, ToolExample, is_valid_tool_name
 
@@ -66,6 +67,29 @@ def _cache_policy(cache: bool | float | CachePolicy | None) -> CachePolicy | Non
     raise ToolDefinitionError(f"cache={cache!r} is not valid: use True, a TTL in seconds (> 0), or a CachePolicy")
 
 
+def _tool_annotations(
+    tool: str, annotations: ToolAnnotations | Mapping[str, Any] | None
+) -> ToolAnnotations | None:
+    """A flat MCP map (``{"readOnlyHint": True, "confidence": 0.95}``) becomes hints plus the tool's own keys."""
+    if isinstance(annotations, Mapping):
+        try:
+            annotations = ToolAnnotations.from_mcp(annotations)
+        except msgspec.ValidationError as exc:
+            raise ToolDefinitionError(
+                f"annotations of tool {tool!r} are not valid ({exc}): MCP's hints (readOnlyHint ...) take booleans"
+                " (title a string) and your own keys need string names"
+            ) from None
+    elif annotations is not None and not isinstance(annotations, ToolAnnotations):
+        raise ToolDefinitionError(
+            f"annotations={annotations!r} for tool {tool!r}: use a ToolAnnotations or a mapping of MCP annotations"
+        )
+    try:
+        msgspec.json.encode(annotations)
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise ToolDefinitionError(f"annotations of tool {tool!r} must be JSON values: {exc}") from None
+    return annotations
+
+
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -108,7 +132,7 @@ def tool(
     tags: Iterable[str] = (),
     timeout: float | None = None,
     cache: bool | float | CachePolicy | None = None,
-    annotations: ToolAnnotations | None = None,
+    annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     max_usage_count: int | None = None,
     result_as_answer: bool = False,
     examples: Iterable[ToolExample] = (),
@@ -133,7 +157,7 @@ def tool(
     tags: Iterable[str] = (),
     timeout: float | None = None,
     cache: bool | float | CachePolicy | None = None,
-    annotations: ToolAnnotations | None = None,
+    annotations: ToolAnnotations | Mapping[str, Any] | None = None,
     max_usage_count: int | None = None,
     result_as_answer: bool = False,
     examples: Iterable[ToolExample] = (),
@@ -153,7 +177,9 @@ def tool(
     (survives node failure, runs once per request id); ``max_concurrency`` caps the
     calls of this tool one node runs at once (more get ``unavailable`` with a retry hint).
     ``input_schema``/``output_schema`` publish schemas of your own where type hints say too little;
-    ``task_support`` is MCP's ``execution.taskSupport``; a tool whose ``required_env`` variables are not
+    ``annotations`` is a ``ToolAnnotations`` or a flat MCP map whose keys beyond MCP's hints are kept as
+    the tool's own (``{"readOnlyHint": True, "confidence": 0.95}``); ``task_support`` is MCP's
+    ``execution.taskSupport``; a tool whose ``required_env`` variables are not
     set on the node is listed unavailable, naming them.
     """
 
@@ -185,7 +211,7 @@ def tool(
             tags=tuple(tags),
             timeout=timeout,
             cache=_cache_policy(cache),
-            annotations=annotations,
+            annotations=_tool_annotations(tool_name, annotations),
             max_usage_count=max_usage_count,
             result_as_answer=result_as_answer,
             examples=tuple(examples),

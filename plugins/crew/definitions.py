@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
-import msgspec
-from toolmesh.contracts import ToolSpec, encode
+from toolmesh.contracts import ToolSpec
 
 __all__ = ["DefinitionFormat", "anthropic_tool", "definitions", "mcp_tool", "openai_tool"]
 
@@ -38,7 +37,7 @@ def mcp_tool(spec: ToolSpec) -> dict[str, Any]:
     if spec.output_schema is not None:
         tool["outputSchema"] = spec.output_schema
     if spec.annotations is not None:
-        tool["annotations"] = msgspec.json.decode(encode(spec.annotations))
+        tool["annotations"] = spec.annotations.as_mcp()
     return tool
 
 

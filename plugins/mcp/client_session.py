@@ -24,6 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.dispatcher import Outbound
 from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
 
+from .open_annotations import AnnotatedClientSession
 from .server_config import ServerConfig
 
 __all__ = ["CLIENT_INFO", "Connection", "list_all_tools", "open_connection", "open_session"]
@@ -99,7 +100,7 @@ async def open_connection(
             options["elicitation_callback"] = elicitation_callback
         dispatcher: JSONRPCDispatcher[Any] = JSONRPCDispatcher(read, write)
         session = await stack.enter_async_context(
-            ClientSession(
+            AnnotatedClientSession(  # keeps the tools' own annotation keys, which the SDK's listing drops
                 message_handler=message_handler,
                 logging_callback=logging_callback,
                 client_info=CLIENT_INFO,

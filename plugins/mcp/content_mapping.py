@@ -22,6 +22,8 @@ from toolmesh.contracts import (
     ToolSpec,
 )
 
+from .open_annotations import AnnotatedTool, OpenToolAnnotations
+
 __all__ = [
     "WRAPPED_RESULT_KEY",
     "call_result_from_tool_result",
@@ -43,7 +45,7 @@ def spec_from_mcp_tool(tool: types.Tool, *, name: str, source: str, server: str)
     """A mesh ``ToolSpec`` for a remote MCP tool, named ``name``, keeping every MCP field we carry."""
     annotations = None
     if tool.annotations is not None:
-        annotations = msgspec.convert(_wire(tool.annotations), ToolAnnotations, strict=False)
+        annotations = ToolAnnotations.from_mcp(_wire(tool.annotations))  # the server's own keys too
     meta = dict(tool.meta or {})
     meta["toolmesh/mcp"] = {"server": server, "tool": tool.name}
     task_support = (tool.execution.task_support if tool.execution is not None else None) or "forbidden"
@@ -80,12 +82,12 @@ def mcp_tool_from_spec(spec: ToolSpec) -> types.Tool:
     output_schema, _ = _object_schema(spec.output_schema)
     annotations = None
     if spec.annotations is not None:
-        annotations = types.ToolAnnotations.model_validate(msgspec.to_builtins(spec.annotations))
+        annotations = OpenToolAnnotations.model_validate(spec.annotations.as_mcp(), by_name=False)
     meta = dict(spec.meta or {})
     meta.pop("toolmesh/mcp", None)
     input_schema = dict(spec.input_schema)
     input_schema.setdefault("type", "object")
-    return types.Tool(
+    return AnnotatedTool(
         name=spec.name,
         title=spec.title,
         description=spec.description or None,
