@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from tests.processes import NodeProcess, free_port, toolmesh
+from tests.processes import ROOT, NodeProcess, free_port, toolmesh
 
 
 def test_up_examples_starts_without_a_warning(tmp_path: Path) -> None:
@@ -38,3 +42,27 @@ def test_a_client_where_nothing_listens_is_told_to_start_a_mesh() -> None:
     run = toolmesh("call", "add", "-a", "a=1", "-a", "b=2", "--nats", f"nats://127.0.0.1:{free_port()}")
     assert run.returncode != 0
     assert "start a mesh with 'toolmesh up'" in run.stderr
+
+
+def test_up_prints_reasons_with_their_brackets(tmp_path: Path) -> None:
+    """Text from tools reaches the screen as written: Rich markup does not eat `[sandbox]` in a reason."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "toolmesh", "up", "examples/sandbox/", "--port", "0"],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=ROOT,
+        env={**os.environ, "TOOLMESH_STATE_DIR": str(tmp_path / "state"), "COLUMNS": "400"},
+    )
+    assert process.stderr is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if not line or "Ctrl-C drains and stops" in line:
+                break
+            lines.append(line)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+    (listed,) = [line for line in lines if "signed_greeting" in line]
+    assert "(unavailable: required secret(s) GREETING_KEY not set" in listed
+    assert "[sandbox] secrets_file" in listed
