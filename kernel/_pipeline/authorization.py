@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 from toolmesh._errors import CallRejected, ConfigError, PayloadTooLarge
@@ -40,12 +40,13 @@ from toolmesh.contracts import ToolSpec
 if TYPE_CHECKING:
     from toolmesh._config import Settings
     from toolmesh._pipeline.context import CallContext
-    from toolmesh._pipeline.kernel import Kernel
 
 __all__ = [
     "Action",
+    "AdmittingKernel",
     "AuthorizationPolicy",
     "BuiltinPolicyPlugin",
+    "PolicyKernel",
     "admit_call",
     "check_call_allowed",
     "client_identity",
@@ -61,6 +62,34 @@ POLICY_TABLE = "authorization"
 ANY_IDENTITY = "*"
 POLICY_STATE = "toolmesh.authorization"
 """Key of the parsed policy in ``Kernel.plugin_state``."""
+
+
+class AuthorizeHook(Protocol):
+    """The hook call admission makes: ``HookCalls.authorize``."""
+
+    async def authorize(self, *, identity: str | None, spec: ToolSpec, action: str) -> str | None: ...
+
+
+# The kernel loads this module (its policy is a default plugin), so the Kernel is named here by what this
+# module reads of it, not imported: a ``Kernel`` satisfies both protocols.
+class AdmittingKernel(Protocol):
+    """What admission reads of the ``Kernel``: its settings and its ``toolmesh_authorize`` hook."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def hooks(self) -> AuthorizeHook: ...
+
+
+class PolicyKernel(Protocol):
+    """What the built-in policy reads of the ``Kernel``: its settings and the per-kernel plugin state."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def plugin_state(self) -> dict[str, Any]: ...
 
 
 def _globs(value: Any, where: str) -> tuple[str, ...]:
@@ -116,7 +145,7 @@ class AuthorizationPolicy:
 class BuiltinPolicyPlugin:
     """Default plugin: applies the ``[authorization]`` table of the kernel's settings."""
 
-    def policy(self, kernel: Kernel) -> AuthorizationPolicy | None:
+    def policy(self, kernel: PolicyKernel) -> AuthorizationPolicy | None:
         """The parsed policy of ``kernel.settings`` (parsed once per kernel and settings object)."""
         cached = kernel.plugin_state.get(POLICY_STATE)
         if cached is None or cached[0] is not kernel.settings:
@@ -124,12 +153,14 @@ class BuiltinPolicyPlugin:
         return cached[1]
 
     @hookimpl
-    def toolmesh_startup(self, kernel: Kernel) -> None:
+    def toolmesh_startup(self, kernel: PolicyKernel) -> None:
         # A broken [authorization] table stops the node at start-up, not at its first call.
         self.policy(kernel)
 
     @hookimpl
-    def toolmesh_authorize(self, identity: str | None, spec: ToolSpec, action: str, kernel: Kernel) -> bool | None:
+    def toolmesh_authorize(
+        self, identity: str | None, spec: ToolSpec, action: str, kernel: PolicyKernel
+    ) -> bool | None:
         policy = self.policy(kernel)
         if policy is None:
             return None
@@ -140,7 +171,9 @@ def _caller_name(identity: str | None) -> str:
     return f"identity {identity!r}" if identity is not None else "an anonymous caller (no signed identity)"
 
 
-async def is_authorized(kernel: Kernel, identity: str | None, spec: ToolSpec, action: Action) -> str | None:
+async def is_authorized(
+    kernel: AdmittingKernel, identity: str | None, spec: ToolSpec, action: Action
+) -> str | None:
     """``None`` when every ``toolmesh_authorize`` implementation allows or abstains, else the refusing plugin."""
     return await kernel.hooks.authorize(identity=identity, spec=spec, action=action)
 
@@ -159,7 +192,7 @@ def _check_argument_sizes(spec: ToolSpec, arguments: dict[str, Any], limit: int)
             )
 
 
-async def check_call_allowed(kernel: Kernel, identity: str | None, spec: ToolSpec) -> None:
+async def check_call_allowed(kernel: AdmittingKernel, identity: str | None, spec: ToolSpec) -> None:
     """Raise ``CallRejected`` unless ``identity`` may call ``spec`` (also before a stored durable result is sent)."""
     refused_by = await is_authorized(kernel, identity, spec, "call")
     if refused_by is not None:
@@ -174,7 +207,7 @@ async def check_call_allowed(kernel: Kernel, identity: str | None, spec: ToolSpe
         )
 
 
-async def admit_call(kernel: Kernel, spec: ToolSpec, context: CallContext) -> None:
+async def admit_call(kernel: AdmittingKernel, spec: ToolSpec, context: CallContext) -> None:
     """Refuse the call (``rejected``/``too_large``) unless the caller may call ``spec`` with these arguments."""
     identity = context.request.caller.identity if context.request.caller is not None else None
     await check_call_allowed(kernel, identity, spec)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from toolmesh._errors import (
@@ -33,14 +34,46 @@ from toolmesh._telemetry.tracing import step_span, steps_traced
 from toolmesh.contracts import ErrorCode, ToolError, ToolRequest, ToolResult, ToolSpec
 
 if TYPE_CHECKING:
-    from toolmesh._pipeline.kernel import Kernel
+    from toolmesh._config import Settings
+    from toolmesh._pipeline.hook_calls import HookCalls
 
-__all__ = ["call_pipeline", "effective_deadline"]
+__all__ = ["PipelineKernel", "call_pipeline", "effective_deadline"]
 
 _log = logging.getLogger("toolmesh.pipeline")
 
 
-def effective_deadline(kernel: Kernel, spec: ToolSpec, context: CallContext) -> float:
+class PipelineKernel(Protocol):
+    """What the pipeline uses of the ``Kernel`` it serves a call on: settings, hooks, local tools, events.
+
+    The kernel imports this module to run its calls, so the pipeline names it by what it uses.
+    """
+
+    @property
+    def node(self) -> str | None: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def hooks(self) -> HookCalls: ...
+
+    def get_tool(self, name: str) -> ToolSpec | None: ...
+
+    def suggest(self, name: str, candidates: Iterable[str] | None = None) -> tuple[str, ...]: ...
+
+    async def emit(
+        self,
+        kind: str,
+        tool: str,
+        *,
+        request_id: str | None = None,
+        duration_ms: float | None = None,
+        error_code: Any = None,
+        attributes: dict[str, Any] | None = None,
+    ) -> None: ...
+
+
+def effective_deadline(kernel: PipelineKernel, spec: ToolSpec, context: CallContext) -> float:
     """The earliest of the request's timeout/deadline, the tool's timeout and the default."""
     now = time.monotonic()
     request = context.request
@@ -58,12 +91,14 @@ def _describe(issues: list[ValidationIssue]) -> str:
     return "; ".join(f"{issue.path}: {issue.message}" for issue in issues)
 
 
-async def _execute(kernel: Kernel, spec: ToolSpec, arguments: dict[str, Any], context: CallContext) -> ToolResult:
+async def _execute(
+    kernel: PipelineKernel, spec: ToolSpec, arguments: dict[str, Any], context: CallContext
+) -> ToolResult:
     value = await kernel.hooks.execute_tool(spec=spec, arguments=arguments, context=context)
     return result_from_value(context.request.id, spec.name, value)
 
 
-async def _run(kernel: Kernel, spec: ToolSpec, context: CallContext) -> ToolResult:
+async def _run(kernel: PipelineKernel, spec: ToolSpec, context: CallContext) -> ToolResult:
     request = context.request
     hide_call_secrets(spec, request.arguments)  # a tool's exception may quote them, and it gets logged
     traced = steps_traced()
@@ -133,7 +168,7 @@ def _timeout_text(spec: ToolSpec, request: ToolRequest) -> str:
     return ", ".join(limits) or "default timeout"
 
 
-async def call_pipeline(kernel: Kernel, context: CallContext) -> ToolResult:
+async def call_pipeline(kernel: PipelineKernel, context: CallContext) -> ToolResult:
     """Serve ``context.request`` on ``kernel``; the result is always a ``ToolResult``."""
     request = context.request
     started = time.perf_counter()

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-from toolmesh._errors import ExecutionFailed
+from toolmesh._errors import ExecutionFailed, tool_error
 from toolmesh.contracts import (
     AudioContent,
     EmbeddedResource,
+    ErrorCode,
     ImageContent,
     ResourceLink,
     TextContent,
@@ -16,7 +17,7 @@ from toolmesh.contracts import (
     encode,
 )
 
-__all__ = ["result_from_value"]
+__all__ = ["failure_from", "result_from_value"]
 
 _BLOCK_TYPES = (TextContent, ImageContent, AudioContent, ResourceLink, EmbeddedResource)
 
@@ -46,3 +47,8 @@ def result_from_value(request_id: str, tool: str, value: Any) -> ToolResult:
             " return JSON-compatible values (dict, list, str, int, float, bool, None, msgspec.Struct)",
         ) from exc
     return ToolResult(id=request_id, tool=tool, content=[TextContent(text=text)], structured_content=structured)
+
+
+def failure_from(node: str, request_id: str, tool: str, code: ErrorCode, message: str, **fields: Any) -> ToolResult:
+    """A failure a node answers itself, before or instead of the pipeline: its name on the result."""
+    return msgspec.structs.replace(ToolResult.failure(request_id, tool, tool_error(code, message, **fields)), node=node)

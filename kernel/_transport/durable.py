@@ -35,7 +35,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import msgspec
@@ -48,6 +48,7 @@ from toolmesh._markers import hookimpl
 from toolmesh._pipeline.authorization import check_call_allowed
 from toolmesh._pipeline.context import CallContext
 from toolmesh._pipeline.identity import IDENTITY_HEADER, SIGNATURE_HEADER, sign_request
+from toolmesh._pipeline.results import failure_from
 from toolmesh._transport.durable_results import (
     UNREADABLE,
     CallBinding,
@@ -70,14 +71,16 @@ from toolmesh.contracts import (
 )
 
 if TYPE_CHECKING:
+    from nats.aio.client import Client
+    from toolmesh._config import Settings
     from toolmesh._pipeline.kernel import Kernel
-    from toolmesh._transport.node import Node
 
 __all__ = [
     "ATTEMPT_STATE",
     "MAX_ACK_PENDING",
     "REPLY_HEADER",
     "DurableWorker",
+    "ServingNode",
     "ensure_consumer",
     "ensure_durable_storage",
     "is_durable_delivery",
@@ -168,6 +171,25 @@ class _Delivery:
         self.heartbeat: asyncio.Task[None] | None = None
 
 
+class ServingNode(Protocol):
+    """What the durable worker uses of its ``Node``: its name, settings, NATS connection and kernel.
+
+    The node imports this module to serve durable deliveries, so the worker names it by what it uses.
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def nc(self) -> Client | None: ...
+
+    @property
+    def kernel(self) -> Kernel: ...
+
+
 class DurableWorker:
     """The node's side: serve durable deliveries exactly as the fast path does, plus store and ack.
 
@@ -175,7 +197,7 @@ class DurableWorker:
     tools declared ``durable`` whenever the tool set changes.
     """
 
-    def __init__(self, node: Node, kv: KeyValue) -> None:
+    def __init__(self, node: ServingNode, kv: KeyValue) -> None:
         assert node.nc is not None
         self.node = node
         self.nc = node.nc
@@ -187,12 +209,18 @@ class DurableWorker:
         self._consumers: set[str] = set()
 
     @classmethod
-    async def open(cls, node: Node) -> DurableWorker:
+    async def open(cls, node: ServingNode) -> DurableWorker:
         """Set up storage and register on the node's kernel."""
         assert node.nc is not None
         worker = cls(node, await ensure_durable_storage(node.nc.jetstream(), node.settings))
         node.kernel.register_plugin(worker, name=f"toolmesh.durable.{node.name}")
         return worker
+
+    def _failure(
+        self, request_id: str, tool: str, code: ErrorCode, message: str, **fields: Any
+    ) -> ToolResult:
+        """A failure answered by this node (its name on the result, as on the node's own answers)."""
+        return failure_from(self.node.name, request_id, tool, code, message, **fields)
 
     # ---------------------------------------------------------- consumers
 
@@ -257,7 +285,7 @@ class DurableWorker:
             ack = await self.js.publish(subject, msg.data, headers=headers)
         except (nats.errors.Error, ToolmeshError) as exc:  # the caller hears why at once
             _log.warning("could not enqueue durable call %s: %r", _shown(request.id), exc)
-            await self._reply(msg.reply, self.node._failure(
+            await self._reply(msg.reply, self._failure(
                 request.id, request.tool, ErrorCode.UNAVAILABLE,
                 f"could not enqueue durable call {request.id!r} ({type(exc).__name__}: {exc}); retry it",
             ))
@@ -278,7 +306,7 @@ class DurableWorker:
         """The answer when ``identity`` may not (or no longer) call ``request.tool`` here, else ``None``."""
         spec = self.node.kernel.get_tool(request.tool)
         if spec is None:
-            return self.node._failure(
+            return self._failure(
                 request.id, request.tool, ErrorCode.UNAVAILABLE,
                 f"this node no longer serves {request.tool!r}; call again with the same id",
             )
@@ -299,7 +327,7 @@ class DurableWorker:
             # protected, so it could reach (and overwrite) another call's stored result.
             delivery.outcome = _REFUSE
             self._deliveries[id(msg)] = delivery
-            return self.node._failure(
+            return self._failure(
                 request.id, request.tool, ErrorCode.BAD_REQUEST,
                 f"durable request {_shown(request.id)} came with Nats-Msg-Id {_shown(msg_id or '')}; publish"
                 f" durable requests with the header Nats-Msg-Id equal to the request id",
@@ -307,7 +335,7 @@ class DurableWorker:
         if self.node.kernel.get_tool(request.tool) is None:
             delivery.outcome = _DEFER  # a node that serves it takes it (the subscription is going away)
             self._deliveries[id(msg)] = delivery
-            return self.node._failure(request.id, request.tool, ErrorCode.UNAVAILABLE, "not served here")
+            return self._failure(request.id, request.tool, ErrorCode.UNAVAILABLE, "not served here")
         identity = request.caller.identity if request.caller is not None else None  # verified by the node
         delivery.binding = binding = CallBinding.of(request, identity)
         self._active[request.id] = delivery
@@ -330,7 +358,7 @@ class DurableWorker:
             return await self._refusal(request, identity) or found.result
         attempts = found.attempts if found is not None else 0
         if attempts >= self.settings.durable_max_attempts:
-            return self.node._failure(
+            return self._failure(
                 request.id, request.tool, ErrorCode.EXECUTION_FAILED,
                 f"durable call {request.id!r} of {request.tool!r} was started {attempts}x on nodes that died before"
                 f" storing a result (durable_max_attempts = {self.settings.durable_max_attempts}); it is not run"
@@ -403,7 +431,7 @@ class DurableWorker:
             except nats.errors.MaxPayloadError:
                 # Over the server's limit with the binding around it: a retry would run the
                 # tool again and fail the same way, so the caller gets (and keeps) why instead.
-                failure = self.node._failure(
+                failure = self._failure(
                     result.id, result.tool, ErrorCode.TOO_LARGE,
                     f"the result of {result.tool!r} is too large to store for a durable call (the NATS"
                     " server's max_payload); return less data or a reference to it",
@@ -432,7 +460,7 @@ class DurableWorker:
         _log.debug("the error that removed a durable message", exc_info=exc)
         request_id = request.id if request is not None else (msg.headers or {}).get(MSG_ID_HEADER, "")
         tool = request.tool if request is not None else ""
-        failure = self.node._failure(
+        failure = self._failure(
             request_id, tool, ErrorCode.INTERNAL,
             f"the node could not serve durable call {_shown(request_id)} ({type(exc).__name__}); it was removed"
             " from the queue and is not run again (it may have run once): call again with a fresh id",

@@ -28,13 +28,14 @@ from nats.aio.subscription import Subscription
 from nats.nuid import NUID
 from opentelemetry.trace import SpanKind
 from toolmesh._config import Settings
-from toolmesh._errors import BrokerError, CallRejected, ToolmeshError, tool_error
+from toolmesh._errors import BrokerError, CallRejected, ToolmeshError
 from toolmesh._markers import hookimpl
 from toolmesh._pipeline.backpressure import Admission
 from toolmesh._pipeline.context import CallContext, NestedCall
 from toolmesh._pipeline.identity import verify_request
 from toolmesh._pipeline.json_nesting import nests_deeper_than
 from toolmesh._pipeline.kernel import Kernel
+from toolmesh._pipeline.results import failure_from
 from toolmesh._telemetry.logs import redact_url
 from toolmesh._telemetry.tracing import extract_context, record_error, tool_span
 from toolmesh._transport.broker import EmbeddedBroker
@@ -556,8 +557,7 @@ class Node:
         return await self._mesh.send(msgspec.structs.replace(sent, deadline=request.deadline, chain=request.chain))
 
     def _failure(self, request_id: str, tool: str, code: ErrorCode, message: str, **fields: Any) -> ToolResult:
-        error = tool_error(code, message, **fields)
-        return msgspec.structs.replace(ToolResult.failure(request_id, tool, error), node=self.name)
+        return failure_from(self.name, request_id, tool, code, message, **fields)
 
     async def _publish_event(self, event: ToolEvent) -> None:
         if self.nc is not None and not self.nc.is_closed:

@@ -24,7 +24,7 @@ import asyncio
 import time
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -32,9 +32,17 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 if TYPE_CHECKING:
-    from .gateway import Gateway
+    from toolmesh.contracts import ToolResult, ToolSpec
 
-__all__ = ["RELATED_TASK_KEY", "TASKS_PROTOCOL_VERSION", "TASK_METHODS", "TaskRelay", "TaskRunner", "server_tasks_capability"]
+__all__ = [
+    "RELATED_TASK_KEY",
+    "TASKS_PROTOCOL_VERSION",
+    "TASK_METHODS",
+    "TaskRelay",
+    "TaskRunner",
+    "TaskTools",
+    "server_tasks_capability",
+]
 
 TASK_METHODS = ("tasks/get", "tasks/result", "tasks/list", "tasks/cancel")
 """The task requests a client may send."""
@@ -115,10 +123,31 @@ class _Task:
         return self.status in _TERMINAL and now - self.updated > self.ttl_ms / 1000
 
 
+class TaskTools(Protocol):
+    """What a ``TaskRunner`` asks of its gateway: the tools' specs, a call on the mesh, its MCP result.
+
+    The gateway imports this module to offer tasks, so the runner names it by what it uses.
+    """
+
+    def spec(self, name: str) -> ToolSpec | None: ...
+
+    async def find_spec(self, name: str) -> ToolSpec | None: ...
+
+    async def run_tool(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        name: str,
+        arguments: dict[str, Any],
+        task: TaskRelay | None = None,
+    ) -> ToolResult: ...
+
+    async def to_call_result(self, name: str, result: ToolResult) -> types.CallToolResult: ...
+
+
 class TaskRunner:
     """Tasks of one gateway, kept in memory; installed as a server middleware."""
 
-    def __init__(self, gateway: Gateway) -> None:
+    def __init__(self, gateway: TaskTools) -> None:
         self.gateway = gateway
         self.tasks: dict[str, _Task] = {}
 
