@@ -35,8 +35,9 @@ def run(
     args: Annotated[str, typer.Option("--args", help="JSON array of arguments.")] = "[]",
     as_json: JsonOption = False,
 ) -> None:
-    """Call a function of FILE and print its output, then its return value as JSON."""
-    from .lang import RuneError, compile_source
+    """Call a function of FILE and print its output, then its return value as JSON (as a tool's result)."""
+    from .lang import RuneError, compile_source, to_json
+    from .lang.json_values import from_json
 
     _existing([file])
     try:
@@ -48,7 +49,9 @@ def run(
     out = io.StringIO()
     try:
         unit = compile_source(file.read_text(encoding="utf-8"), filename=str(file))
-        result = unit.call(fn, *params, stdout=out)
+        # Arguments and the result cross the boundary the way a tool's do (serde's JSON forms).
+        value = unit.call(fn, *(from_json(param) for param in params), stdout=out, raw=True, rune_args=True)
+        result = to_json(value, "the result")
     except RuneError as exc:
         if as_json:
             typer.echo(json.dumps({"stdout": out.getvalue(), "error": str(exc), "kind": type(exc).__name__}))

@@ -33,20 +33,20 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from toolmesh import CallContext, CallTimeout, ExecutionFailed, InvalidArguments
+from toolmesh import CallContext, CallTimeout, ExecutionFailed
 from toolmesh.plugins.rune.lang import (
     RuneBudgetExceeded,
     RuneError,
     RuneLimitError,
     RunePanic,
     Unit,
-    from_python,
     to_json,
 )
 from toolmesh.plugins.rune.lang.asyncio_bridge import HOST_AWAIT
 from toolmesh.plugins.rune.lang.limits import MAX_MEMORY
 from toolmesh.plugins.rune.lang.values import Option, Result
 
+from .arguments import script_arguments
 from .host import CURRENT_CALL, INLINE, NeedsThread
 from .pool import ScriptPool, Slot
 from .tool_format import RuneTool
@@ -193,6 +193,7 @@ def _call(
             deadline=context.deadline,
             max_memory=max_memory,
             stop=run.stop,
+            rune_args=True,
         )
         return _unwrap(tool, value), time.thread_time() - started
     except RuneError as exc:
@@ -206,10 +207,7 @@ def _call(
 
 
 def _convert(tool: RuneTool, arguments: dict[str, Any]) -> list[Any]:
-    try:
-        return [from_python(value) for value in tool.call_arguments(arguments)]
-    except RuneError as exc:
-        raise InvalidArguments(f"invalid arguments for tool {tool.name!r}: {exc.message}") from None
+    return script_arguments(tool, arguments)  # raises InvalidArguments
 
 
 def _run_inline(entry: ToolEntry, args: list[Any]) -> tuple[bool, Any]:
@@ -226,7 +224,13 @@ def _run_inline(entry: ToolEntry, args: list[Any]) -> tuple[bool, Any]:
     token = INLINE.set(True)
     try:
         value = entry.unit.call(
-            tool.function, *args, stdout=_discard, raw=True, budget=INLINE_BUDGET, max_memory=INLINE_MEMORY
+            tool.function,
+            *args,
+            stdout=_discard,
+            raw=True,
+            budget=INLINE_BUDGET,
+            max_memory=INLINE_MEMORY,
+            rune_args=True,
         )
     except (RuneLimitError, NeedsThread):  # the budget, memory or stack of an attempt: not a verdict
         entry.set_back()

@@ -22,7 +22,9 @@ from typing import Any
 import anyio
 from toolmesh import CallContext
 from toolmesh.contracts import TextContent
-from toolmesh.plugins.rune.lang import RuneRuntimeError, from_python, to_json
+from toolmesh.plugins.rune.lang import RuneRuntimeError, to_json
+from toolmesh.plugins.rune.lang.json_values import from_json
+from toolmesh.plugins.rune.lang.values import Result
 
 __all__ = ["CURRENT_CALL", "HOST_MODULES", "INLINE", "NeedsThread", "call"]
 
@@ -45,23 +47,20 @@ async def _nested(context: CallContext, name: str, arguments: dict[str, Any]) ->
     with anyio.move_on_after(remaining) as scope:
         result = await context.call_tool(name, arguments)
     if scope.cancelled_caught:
-        return from_python(
-            {
-                "Err": {
-                    "code": "timeout",
-                    "message": f"{name!r} did not answer before the calling tool's deadline",
-                }
-            }
-        )
+        return _err("timeout", f"{name!r} did not answer before the calling tool's deadline")
     if result.is_error:
         error = result.error
         code = error.code.value if error is not None else "execution_failed"
         message = error.message if error is not None else "the tool failed"
-        return from_python({"Err": {"code": code, "message": message}})
+        return _err(code, message)
     value = result.structured_content
     if value is None:
         value = "".join(block.text for block in result.content if isinstance(block, TextContent)) or None
-    return from_python({"Ok": value})
+    return Result(True, from_json(value))  # read as upstream's serde reads JSON: `{"Some": 1}` stays an object
+
+
+def _err(code: str, message: str) -> Result:
+    return Result(False, {"code": code, "message": message})
 
 
 def call(name: Any, arguments: Any = None) -> Any:

@@ -396,6 +396,7 @@ def _function(unit: Unit, name: str) -> FunctionInfo | None:
 
 def _legacy_tool(unit: Unit, header: _Header, file: str, out: _Collector) -> RuneTool | None:
     ok = True
+    tags: tuple[str, ...]
     entry, version, tags, timeout_ms = "main", DEFAULT_VERSION, (), None
     entry_at = (1, 1)
     params: list[ToolParam] = []

@@ -3,17 +3,21 @@
 Mapping: i64 <-> int, f64 <-> float, String/char -> str, bool <-> bool, unit <-> None,
 Vec <-> list, Tuple -> list, Object <-> dict (key order kept), and Option/Result as the
 one-key objects ``{"Some": v}`` / ``{"None": null}`` / ``{"Ok": v}`` / ``{"Err": e}``.
+That is for Python callers of ``Unit.call``; JSON data crossing a tool's boundary is written and
+read the way upstream's serde does it (``to_json`` / ``from_json``, in ``json_values``).
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .formatting import format_float
+from .json_values import to_json
 from .runtime import I64_MAX, I64_MIN, type_name
+from .std_u64 import U64
 from .values import NONE, Bytes, Char, Instance, Option, Result, some
+
+__all__ = ["from_python", "to_json", "to_python"]  # to_json: JSON data, serde's way (``json_values``)
 
 
 def to_python(v: Any) -> Any:
@@ -47,40 +51,6 @@ def to_python(v: Any) -> Any:
     raise RuneRuntimeError(f"`{type_name(v)}` values cannot cross to Python")
 
 
-def to_json(v: Any, what: str = "the value") -> Any:
-    """``to_python`` for data that becomes JSON: an ``inf`` or ``NaN`` float anywhere in it is an
-    error (JSON has neither; encoders would silently write ``null``)."""
-    data = to_python(v)
-    where = _non_finite(data, "")
-    if where is not None:
-        path, number = where
-        place = f"{what} at {path}" if path else what
-        raise RuneRuntimeError(
-            f"{place} is the float {format_float(number)}, which JSON cannot carry;"
-            " check with `is_finite()`, or return it as a string"
-        )
-    return data
-
-
-def _non_finite(data: Any, path: str) -> tuple[str, float] | None:
-    t = type(data)
-    if t is float:
-        return None if math.isfinite(data) else (path, data)
-    if t is list:
-        for i, x in enumerate(data):
-            if type(x) is not int and type(x) is not str:
-                found = _non_finite(x, f"{path}[{i}]")
-                if found is not None:
-                    return found
-    elif t is dict:
-        for k, x in data.items():
-            if type(x) is not int and type(x) is not str:
-                found = _non_finite(x, f"{path}.{k}" if path else k)
-                if found is not None:
-                    return found
-    return None
-
-
 def from_python(v: Any) -> Any:
     """Convert Python data to Rune values; the inverse of ``to_python`` for JSON-like data."""
     t = type(v)
@@ -102,7 +72,7 @@ def from_python(v: Any) -> Any:
             if k in ("Ok", "Err"):
                 return Result(k == "Ok", from_python(x))
         return {str(k): from_python(x) for k, x in v.items()}
-    if isinstance(v, (Option, Result, Instance, Char)):
+    if isinstance(v, (Option, Result, Instance, Char, U64)):  # already Rune values
         return v
     if callable(v):
         return v

@@ -17,13 +17,15 @@ import threading
 from typing import Any
 
 from . import nodes as n
+from .codegen_base import Clone, Pending
 from .codegen_calls import CallsGen
 from .codegen_control import ControlGen
 from .codegen_fusion import FusionGen
-from .codegen_items import ItemsGen, Pending
+from .codegen_items import ItemsGen
 from .codegen_ops import OpsGen
 from .codegen_patterns import PatternGen
-from .emit import Emitter, is_simple
+from .codegen_sharing import share_operands
+from .emit import is_simple
 from .errors import RuneCompileError, RuneError
 from .limits import INLINE_APPEND
 from .macros import MacroGen
@@ -31,15 +33,14 @@ from .narrowing import NarrowGen
 from .numtypes import Facts
 from .resolve import UNRESOLVED, LazyPath, NotReady, Static, resolve_path, static_resolution
 from .scope import FnCtx
-from .specialize import Clone, CloneGen
+from .specialize import CloneGen
 from .std_modules import is_std_namespace
+from .std_u64 import U64
 from .ticks import plain, ticks_at_entry
 from .values import Char, Function, Module, TypeInfo
 
 
-class CodeGen(
-    Emitter, ItemsGen, OpsGen, CallsGen, ControlGen, NarrowGen, FusionGen, PatternGen, MacroGen, CloneGen
-):
+class CodeGen(ItemsGen, OpsGen, CallsGen, ControlGen, NarrowGen, FusionGen, PatternGen, MacroGen, CloneGen):
     def __init__(self, filename: str, root: Module) -> None:
         super().__init__()
         self.filename = filename
@@ -51,7 +52,7 @@ class CodeGen(
         self.defs: list[ast.stmt] = []
         self.consts: dict[str, Any] = {}
         self.const_names: dict[int, str] = {}
-        self.declared: dict[int, Pending] = {}  # id(Function) -> its declaration
+        self.declared: dict[int, Pending[n.FnDecl]] = {}  # id(Function) -> its declaration
         self.clones: dict[str, Clone | None] = {}  # Python name of a function -> its clone
         self.inferring: list[list[str]] = []  # clones decided under each assumption being checked
         self.walked: dict[int, tuple[n.Node, Facts]] = {}  # id(function body) -> its walk
@@ -83,6 +84,7 @@ class CodeGen(
         self.ctx = FnCtx(None, {})
         decl = p.decl
         if isinstance(decl, (n.ConstDecl, n.StaticDecl)):
+            assert decl.value is not None  # a static without a value has nothing to generate
             self.defs.extend(self.function([], decl.value, p.pyname, p.display, False))
         elif clone is not None:
             ints = {decl.params[i].name for i in clone.params}
@@ -157,7 +159,7 @@ class CodeGen(
             )
         defs: list[ast.stmt] = [self.fndef(inner, ["_s", *names], stmts)]
         if gen or is_async:
-            args = [self.N("_s"), *(self.N(a) for a in names)]
+            args: list[ast.expr] = [self.N("_s"), *(self.N(a) for a in names)]
             if gen:
                 wrap = "_Stream" if is_async else "_Generator"
                 value = self.call(wrap, self.call(inner, *args))
@@ -228,7 +230,7 @@ class CodeGen(
 
     def stmts_of(self, b: n.Block) -> list[n.Node]:
         """Declare a block's items in a block-local module; returns its statements."""
-        items = [s for s in b.stmts if isinstance(s, n.Item)]
+        items: list[n.Node] = [s for s in b.stmts if isinstance(s, n.Item)]
         if items:
             local = Module("<block>", dict(self.module.items))
             self.declare_items(items, local)
@@ -345,6 +347,8 @@ class CodeGen(
             return self.k(Char(v))
         if type(v) is n.BytesValue:
             return self.call("_Bytes", self.k(bytes(v)))
+        if type(v) is U64:
+            return self.k(v)  # not a Python constant: a `u64` object
         return self.K(v)
 
     def x_Template(self, e: n.Template, want: bool) -> ast.expr:
@@ -419,14 +423,14 @@ class CodeGen(
     def x_TupleLit(self, e: n.TupleLit, want: bool) -> ast.expr:
         if not e.items:
             return self.K(None)
-        return self.tuple_(self.exprs(e.items))
+        return self.tuple_(share_operands(self, e.items, self.exprs(e.items)))
 
     def x_VecLit(self, e: n.VecLit, want: bool) -> ast.expr:
-        return ast.List(self.exprs(e.items), ast.Load(), **self.pos)
+        return ast.List(share_operands(self, e.items, self.exprs(e.items)), ast.Load(), **self.pos)
 
     def x_ObjectLit(self, e: n.ObjectLit, want: bool) -> ast.expr:
         keys = [k for k, _ in e.fields]
-        vals = self.exprs([v for _, v in e.fields])
+        vals = share_operands(self, [v for _, v in e.fields], self.exprs([v for _, v in e.fields]))
         if e.path is None:
             return ast.Dict([self.K(k) for k in keys], vals, **self.pos)
         t = self.static(e.path)

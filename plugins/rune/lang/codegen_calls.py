@@ -6,30 +6,32 @@ from __future__ import annotations
 
 import ast
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import nodes as n
 from . import std_methods
+from .codegen_base import CodeGenBase
 from .codegen_collections import fast_method
 from .codegen_items import unready
+from .codegen_sharing import (
+    KEYED_METHODS,
+    READING_METHODS,
+    native_reads_text,
+    share_local,
+    share_operands,
+    text_operand,
+)
 from .limits import INLINE_APPEND, ITEM_BLOCK, MAX_LENGTH
 from .resolve import UNRESOLVED
 from .scope import FnCtx
 from .values import Function, Module, TypeInfo
-
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-
-    _Base = CodeGen
-else:
-    _Base = object
 
 # Float methods called inline on floats: the namespace binds these names to the functions of
 # the f64 method table.
 _FLOAT_METHODS = {"sqrt": "_f_sqrt", "abs": "_f_abs"}
 
 
-class CallsGen(_Base):
+class CallsGen(CodeGenBase):
     """Mixin of ``CodeGen`` for calls, method calls and closures."""
 
     def x_Call(self, e: n.Call, want: bool) -> ast.expr:
@@ -40,15 +42,17 @@ class CallsGen(_Base):
             target = self.static(func.names)
         if target is UNRESOLVED:
             vals = [self.simple(v) for v in self.exprs([func, *e.args])]
-            f, args = vals[0], vals[1:]
-            v = self.ifexp(
+            f, args = vals[0], share_operands(self, e.args, vals[1:])
+            v: ast.expr = self.ifexp(
                 self.type_is(f, "_Function"),
                 self.call(self.attr(f, "fn"), self.N("_s"), *args),
                 self.call("_call_value", f, *args),
             )
             self.pos = old
             return v
+        reads_text = native_reads_text(target)
         args = self.exprs(e.args)
+        args = [text_operand(self, a) for a in args] if reads_text else share_operands(self, e.args, args)
         p = self.declared.get(id(target)) if type(target) is Function else None
         if p is not None:
             arity = len(p.decl.params)
@@ -72,6 +76,8 @@ class CallsGen(_Base):
             return fused
         vals = self.exprs([e.receiver, *e.args])
         obj, args = self.simple(vals[0]), vals[1:]
+        if e.name not in READING_METHODS:  # the method may keep its arguments
+            args = share_operands(self, e.args, args, 1 if e.name in KEYED_METHODS else 0)
         kind = self.static_type(e.receiver)
         place = isinstance(e.receiver, (n.Path, n.Field, n.Index))
         if e.name in std_methods.STRING_MUTATORS and place and kind in (None, str):
@@ -86,7 +92,7 @@ class CallsGen(_Base):
         if name == "len" and not args:
             if kind is str:  # a String's length is in UTF-8 bytes
                 return self.call("len", self.call(self.attr(obj, "encode")))
-            fast = self.call("len", obj)
+            fast: ast.expr = self.call("len", obj)
             if kind in (list, dict):
                 return fast
             slow = self.call("_invoke", self.N("_s"), obj, self.K(name))
@@ -111,9 +117,9 @@ class CallsGen(_Base):
             return self.ifexp(
                 self.type_is(obj, "float"), fast, self.call("_invoke", self.N("_s"), obj, self.K(name))
             )
-        fast = fast_method(self, obj, name, args, unused) if kind is None else None
-        if fast is not None:  # a HashMap, HashSet or VecDeque method
-            return fast
+        collection = fast_method(self, obj, name, args, unused) if kind is None else None
+        if collection is not None:  # a HashMap, HashSet or VecDeque method
+            return collection
         if kind is None and name not in std_methods.STRING_MUTATORS:
             return self.struct_method(obj, name, args)
         return self.call("_invoke", self.N("_s"), obj, self.K(name), *args)
@@ -155,7 +161,20 @@ class CallsGen(_Base):
         self.into(other)
         self.assign(result, self.method(obj, e.name, args))
         self.out = general
-        self.if_(self.type_is(obj, "str"), then, other)
+        if e.name == "push" and len(args) == 1:
+            # A vector's `push` (far more common than a string's) is tested first.
+            by_kind: list[ast.stmt] = []
+            self.into(by_kind)
+            self.if_(self.type_is(obj, "str"), then, other)
+            appended: list[ast.stmt] = []
+            self.into(appended)
+            self.emit(ast.Expr(self.call(self.attr(obj, "append"), args[0]), **self.pos))
+            self.assign(result, self.K(None))
+            self.out = general
+            room = self.compare(self.call("len", obj), [ast.Lt()], [self.K(ITEM_BLOCK)])
+            self.if_(self.and_(self.type_is(obj, "list"), room), appended, by_kind)
+        else:
+            self.if_(self.type_is(obj, "str"), then, other)
         self.out = saved
         if (
             e.name == "push_str"
@@ -187,14 +206,16 @@ class CallsGen(_Base):
         return self.call("_await", self.expr(e.operand))
 
     def x_Closure(self, e: n.Closure, want: bool) -> ast.expr:
-        return self.closure(e.params, e.body, e.is_async, "closure")
+        return self.closure(e.params, e.body, e.is_async, "closure", e.is_move)
 
     def async_block(self, b: n.Block) -> ast.expr:
         inner = n.Block(b.line, b.col, b.stmts, b.tail, False)
         fn = self.closure([], inner, False, "async block")
         return self.call("_Future", self.attr(fn, "fn"), self.N("_s"))
 
-    def closure(self, params: list[n.Node], body: n.Node, is_async: bool, display: str) -> ast.expr:
+    def closure(
+        self, params: list[n.Node], body: n.Node, is_async: bool, display: str, is_move: bool = False
+    ) -> ast.expr:
         """A factory at module level takes the captured values and returns the closure's code;
         captures assigned inside the closure are copied into locals at each call."""
         outer = self.ctx
@@ -213,6 +234,9 @@ class CallsGen(_Base):
             self.bindings.append((fn, pyname))
             return self.k(fn)
         factory = self.fresh("make")
+        for name in captured:
+            if self.ctx.types.get(name) not in (int, float, list, dict):
+                share_local(self, name)
         fparams = []
         for name in captured:
             if name in ctx.assigned:
@@ -228,6 +252,6 @@ class CallsGen(_Base):
             self.K(display),
             self.K(None),
             self.K(is_async),
-            self.call(factory, *(self.N(c) for c in captured)),
+            self.call(factory, *(self.call("_take", self.N(c)) if is_move else self.N(c) for c in captured)),
             self.K(returns_bool),
         )

@@ -15,13 +15,13 @@
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import nodes as n
 from .limits import ITEM_BLOCK
 
 if TYPE_CHECKING:
-    from .codegen import CodeGen
+    from .codegen_base import CodeGenBase
 
 __all__ = [
     "FAST_METHODS",
@@ -100,7 +100,7 @@ def _option_patterns(patterns: list[n.Node]) -> bool:
     return True
 
 
-def raw_option_subject(gen: CodeGen, e: n.Node, patterns: list[n.Node]) -> ast.Name | None:
+def raw_option_subject(gen: CodeGenBase, e: n.Node, patterns: list[n.Node]) -> ast.Name | None:
     """The subject ``e`` evaluated into a fresh local as a raw option, or None (then the caller
     evaluates it as usual)."""
     if not isinstance(e, n.MethodCall) or not _option_patterns(patterns):
@@ -112,7 +112,7 @@ def raw_option_subject(gen: CodeGen, e: n.Node, patterns: list[n.Node]) -> ast.N
     vals = gen.exprs([e.receiver, *e.args])
     obj = gen.named(vals[0])
     args = [gen.simple(a) for a in vals[1:]]
-    slow = gen.call("_raw_option", gen.call("_invoke", gen.N("_s"), obj, gen.K(e.name), *args))
+    slow: ast.expr = gen.call("_raw_option", gen.call("_invoke", gen.N("_s"), obj, gen.K(e.name), *args))
     if cls == "_HashMap":
         key = args[0]
         table = gen.attr(obj, "table")
@@ -132,14 +132,14 @@ def raw_option_subject(gen: CodeGen, e: n.Node, patterns: list[n.Node]) -> ast.N
     return gen.N(name)
 
 
-def _raw_names(gen: CodeGen) -> set[str]:
+def _raw_names(gen: CodeGenBase) -> set[str]:
     names = gen.__dict__.get("raw_option_names")
     if names is None:
         names = gen.__dict__["raw_option_names"] = set()
     return names
 
 
-def raw_option_pattern(gen: CodeGen, p: n.Node, v: ast.expr) -> ast.expr | None | bool:
+def raw_option_pattern(gen: CodeGenBase, p: n.Node, v: ast.expr) -> ast.expr | Literal[False]:
     """The test of ``Some(p)`` / ``None`` against a raw option subject ``v``; False when ``v``
     is an ordinary value."""
     if type(v) is not ast.Name or v.id not in _raw_names(gen):
@@ -160,7 +160,7 @@ def raw_option_pattern(gen: CodeGen, p: n.Node, v: ast.expr) -> ast.expr | None 
 
 
 def fast_method(
-    gen: CodeGen, obj: ast.expr, name: str, args: list[ast.expr], unused: bool
+    gen: CodeGenBase, obj: ast.expr, name: str, args: list[ast.expr], unused: bool
 ) -> ast.expr | None:
     """``obj.name(args)`` on a collection, or None when ``name`` is no hot collection method."""
     collections = FAST_METHODS.get((name, len(args)))
@@ -177,13 +177,13 @@ def fast_method(
         )
     if name == "insert" and unused and len(args) == 2:
         return _store(gen, obj, args[0], args[1], slow)
-    v = slow
+    v: ast.expr = slow
     for cls in reversed(collections):
         v = gen.ifexp(gen.type_is(obj, cls), gen.call(gen.attr(obj, name), *args), v)
     return v
 
 
-def _store(gen: CodeGen, obj: ast.expr, key: ast.expr, value: ast.expr, slow: ast.expr) -> ast.expr:
+def _store(gen: CodeGenBase, obj: ast.expr, key: ast.expr, value: ast.expr, slow: ast.expr) -> ast.expr:
     """``map.insert(key, value);``: an int or string key goes straight into a small table."""
     table = gen.attr(obj, "table")
     test = gen.and_(

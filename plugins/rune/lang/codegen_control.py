@@ -8,36 +8,17 @@ innermost loop; every loop it crosses tests the flag right after it ends."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
 from . import nodes as n
+from .codegen_base import CodeGenBase
 from .codegen_collections import raw_option_subject
 from .emit import I64_MAX, I64_MIN
 from .flow import assignments
-
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-
-    _Base = CodeGen
-else:
-    _Base = object
+from .numtypes import counts_in_i64
+from .scope import LoopCtx
 
 
-class LoopCtx:
-    __slots__ = ("assigned", "depth", "exits", "flag", "label", "parts", "pre", "result")
-
-    def __init__(self, label: str | None, result: str | None, depth: int) -> None:
-        self.label = label
-        self.result = result  # Python name receiving `break value`
-        self.flag: str | None = None
-        self.exits: list[LoopCtx] = []  # outer loops that a labelled jump inside this one targets
-        self.depth = depth  # scopes (``ctx.blocks``) visible where the loop starts
-        self.pre: list[ast.stmt] = []  # statements run once before the loop (hoisted tests)
-        self.parts: tuple[n.Node, ...] = ()  # the condition and body
-        self.assigned: dict[str, list[n.Node | None]] | None = None  # see ``assignments``
-
-
-class ControlGen(_Base):
+class ControlGen(CodeGenBase):
     """Mixin of ``CodeGen`` for control-flow expressions."""
 
     def cond(self, c: n.Node) -> ast.expr:
@@ -111,7 +92,7 @@ class ControlGen(_Base):
             and (e.otherwise is None or isinstance(other[0], ast.Assign))
         ):
             a = then[0].value
-            b = other[0].value if other else self.K(None)
+            b = other[0].value if other and isinstance(other[0], ast.Assign) else self.K(None)
             return self.ifexp(test, a, b)
         if e.otherwise is None:
             other = [self.assignment(result, self.K(None))]
@@ -137,6 +118,7 @@ class ControlGen(_Base):
             self.assign(loop.flag, self.K(0))
         self.emit(stmt)
         for target in loop.exits:
+            assert target.flag is not None  # set by the jump that made it an exit
             flag = self.N(target.flag)
             if self.ctx.loops and target is self.ctx.loops[-1]:
                 again = [
@@ -158,7 +140,7 @@ class ControlGen(_Base):
     def ticking(self, body: list[ast.stmt]) -> ast.For:
         """``for _ in _s: body`` + ``else: _oob()``: each iteration takes one tick of the run's
         budget iterator; the loop ends by ``break`` or when the budget is exhausted."""
-        exhausted = [ast.Expr(self.call("_oob"), **self.pos)]
+        exhausted: list[ast.stmt] = [ast.Expr(self.call("_oob"), **self.pos)]
         body = body or [ast.Pass(**self.pos)]
         return ast.For(ast.Name("_", ast.Store(), **self.pos), self.N("_s"), body, exhausted, **self.pos)
 
@@ -187,9 +169,9 @@ class ControlGen(_Base):
 
     def x_For(self, e: n.For, want: bool) -> ast.expr:
         it = e.iterable
-        is_range = isinstance(it, n.Range) and it.start is not None and it.end is not None
-        if is_range:
-            source, start, end = self.range_source(it)
+        rng = it if counts_in_i64(it) else None  # `0u64..n` goes through `_iterate`: u64 items
+        if rng is not None:
+            source, start, end = self.range_source(rng)
         else:
             # a vector is zipped as it is (what `_iterate` would do, without the call)
             value = self.simple(self.expr(it))
@@ -199,9 +181,9 @@ class ControlGen(_Base):
         self.push()
         head: list[ast.stmt] = []
         if isinstance(e.pattern, n.PBind):
-            var = self.declare(e.pattern.name, int if is_range else None)
-            if is_range and e.pattern.name not in self.ctx.reassigned:
-                self.ctx.bounds[var] = self.range_item_bounds(start, end, it.inclusive)
+            var = self.declare(e.pattern.name, int if rng is not None else None)
+            if rng is not None and e.pattern.name not in self.ctx.reassigned:
+                self.ctx.bounds[var] = self.range_item_bounds(start, end, rng.inclusive)
         else:
             var = self.fresh("v")
             saved = self.into(head)
@@ -210,14 +192,10 @@ class ControlGen(_Base):
             self.out = saved
         body = self.loop_body(e.body, head)
         self.pop()
-        # zip() takes one budget tick per item and stops early when the budget is exhausted.
-        target = ast.Tuple(
-            [ast.Name(var, ast.Store(), **self.pos), ast.Name("_", ast.Store(), **self.pos)],
-            ast.Store(),
-            **self.pos,
-        )
-        # An exhausted budget raises inside zip(): the loop ends only with its source.
-        ticked = self.call("zip", source, self.N("_s"))
+        # compress() takes one budget tick per item, after the item (the loop ends with its
+        # source), and an exhausted budget raises inside it; cheaper than zip() and unpacking.
+        target = ast.Name(var, ast.Store(), **self.pos)
+        ticked = self.call("compress", source, self.N("_s"))
         stmt = ast.For(target, ticked, body or [ast.Pass(**self.pos)], [], **self.pos)
         return self.end_loop(loop, stmt)
 
@@ -231,6 +209,7 @@ class ControlGen(_Base):
     def range_source(self, it: n.Range) -> tuple[ast.expr, ast.expr, ast.expr]:
         """The iterable of ``for x in a..b`` and the values of its ends: ``range`` itself for
         ends statically int, ``_range`` (which rejects other ends) otherwise."""
+        assert it.start is not None and it.end is not None  # `for` calls it for `a..b` and `a..=b` only
         start, end = (self.simple(v) for v in self.exprs([it.start, it.end]))
         general = self.call("_range", start, end, self.K(it.inclusive))
         unknown = [
@@ -333,7 +312,7 @@ class ControlGen(_Base):
             arms.append((test, guard_stmts, guard, body))
             if test is None and guard is None:
                 break  # later arms are unreachable
-        default = [self.assignment(result, self.K(None))] if result else []
+        default: list[ast.stmt] = [self.assignment(result, self.K(None))] if result else []
         if all(not g for _, g, _, _ in arms):
             chain = default
             for test, _, guard, body in reversed(arms):
@@ -348,7 +327,7 @@ class ControlGen(_Base):
             done = self.fresh("done")
             self.assign(done, self.K(False))
             for test, guard_stmts, guard, body in arms:
-                taken = [
+                taken: list[ast.stmt] = [
                     self.assignment(done, self.K(True)),
                     *body,
                 ]
@@ -374,10 +353,10 @@ class ControlGen(_Base):
             value = self.fresh("v")
             self.push()
             test = self.pattern(pattern, self.N(value))
-            taken = [self.assignment(done, self.K(True))]
+            taken: list[ast.stmt] = [self.assignment(done, self.K(True))]
             taken += self.branch(body, True, result)
             self.pop()
-            inner = [
+            inner: list[ast.stmt] = [
                 ast.Assign(
                     [ast.Name(value, ast.Store(), **self.pos)], self.call("_select_take", fut), **self.pos
                 )

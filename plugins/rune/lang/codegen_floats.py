@@ -36,18 +36,11 @@ from __future__ import annotations
 
 import ast
 import copy
-from typing import TYPE_CHECKING
 
 from . import nodes as n
+from .codegen_base import CodeGenBase
 from .emit import placed
 from .flow import assignments
-
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-
-    _Base = CodeGen
-else:
-    _Base = object
 
 _ARITH = frozenset({"+", "-", "*", "/"})
 _ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/="})
@@ -88,7 +81,7 @@ class _Run:
         self.evidence = False
 
 
-class FloatGen(_Base):
+class FloatGen(CodeGenBase):
     """Mixin of ``CodeGen`` for float regions."""
 
     fast_region: FastState | None = None
@@ -140,7 +133,8 @@ class FloatGen(_Base):
             return start
         old = self.pos
         targets = [self.fresh(name) for name, _ in group]
-        loads, checked = [], []
+        loads: list[ast.stmt] = []
+        checked: list[ast.stmt] = []
         for t, (_, v) in zip(targets, group):
             self.at(v.line, v.col)  # where an error points
             loads.append(self.assignment(t, self.sub(self.N(py), self.K(v.name))))
@@ -379,9 +373,9 @@ class FloatGen(_Base):
             self.fast_region = None
             _restore(self.ctx.types, known)
             _restore(self.ctx.numeric, numeric)
-            for py in names:
-                if py is not None:
-                    self.ctx.types.pop(py, None)
+            for bound_py in names:
+                if bound_py is not None:
+                    self.ctx.types.pop(bound_py, None)
             scope.clear()
             scope.update(bound)
         return stmts, names

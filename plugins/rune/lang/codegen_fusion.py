@@ -8,7 +8,7 @@ inlined (their parameter bound to the current element) and one budget tick per e
 
     it = _invoke(_s, src, 'iter')
     if type(it) is _RuneIterator:           # what `iter()` returns for every std iterable
-        for v, _ in zip(it.it, _s): ...     # map: next value; filter: `continue` unless true
+        for v in compress(it.it, _s): ...   # map: next value; filter: `continue` unless true
     else:
         ... the same chain through `_invoke`, closures and all
 
@@ -28,17 +28,11 @@ values when created."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeGuard
 
 from . import nodes as n
+from .codegen_base import CodeGenBase
 from .emit import I64_MAX, I64_MIN
-
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-
-    _Base = CodeGen
-else:
-    _Base = object
 
 FUSED_CONSUMERS = frozenset({"sum", "count"})
 _SUM_CHUNK = 4096  # values of a non-int sum gathered before they are folded
@@ -68,7 +62,7 @@ _INLINABLE = (
 )
 
 
-class FusionGen(_Base):
+class FusionGen(CodeGenBase):
     """Mixin of ``CodeGen`` for fused iterator pipelines."""
 
     def fused_chain(self, e: n.MethodCall) -> ast.expr | None:
@@ -81,7 +75,7 @@ class FusionGen(_Base):
             closure = node.args[0]
             if not _inlinable(closure):
                 return None
-            stages.append((node.name, closure))  # type: ignore[arg-type]
+            stages.append((node.name, closure))
             node = node.receiver
         if not stages or not (isinstance(node, n.MethodCall) and node.name == "iter" and not node.args):
             return None
@@ -111,6 +105,7 @@ class FusionGen(_Base):
         elements are ints within the bounds of the ends. Ends not
         statically int are tested once; anything else takes the general path, which raises
         the error of iterating such a range."""
+        assert r.start is not None and r.end is not None  # ``fused_chain`` sends bounded ranges only
         start, end = (self.simple(v) for v in self.exprs([r.start, r.end]))
         saved = self.out
         fused: list[ast.stmt] = []
@@ -168,7 +163,7 @@ class FusionGen(_Base):
         current: ast.expr = self.N(item)
         for name, closure in stages:
             self.push()  # each closure sees only its own parameter, not the previous ones
-            param = closure.params[0].name  # type: ignore[attr-defined]
+            param = closure.params[0].name  # type: ignore[attr-defined]  # a PBind: see ``_inlinable``
             if type(current) is ast.Name:
                 py = current.id  # closures cannot assign: the parameter may alias the value
             else:
@@ -213,14 +208,9 @@ class FusionGen(_Base):
             whole = ast.Subscript(self.N(acc), ast.Slice(**self.pos), ast.Store(), **self.pos)
             self.if_(full, [ast.Assign([whole], folded, **self.pos)])
         self.out = saved
-        # zip() takes one budget tick per element, as a `for` loop does.
-        target = ast.Tuple(
-            [ast.Name(item, ast.Store(), **self.pos), ast.Name("_", ast.Store(), **self.pos)],
-            ast.Store(),
-            **self.pos,
-        )
-        # An exhausted budget raises inside zip().
-        self.emit(ast.For(target, self.call("zip", source, self.N("_s")), body, [], **self.pos))
+        # compress() takes one budget tick per element, as a `for` loop does (see ``x_For``).
+        target = ast.Name(item, ast.Store(), **self.pos)
+        self.emit(ast.For(target, self.call("compress", source, self.N("_s")), body, [], **self.pos))
         summed = consumer == "sum" and kind is not int
         self.assign(result, self.call("_iter_sum", self.N(acc)) if summed else self.N(acc))
         return kind
@@ -236,7 +226,7 @@ def _sum_bounds(source: tuple[int, int] | None, item: tuple[int, int] | None) ->
     return (lo, hi) if I64_MIN <= lo and hi <= I64_MAX else None
 
 
-def _inlinable(c: Any) -> bool:
+def _inlinable(c: Any) -> TypeGuard[n.Closure]:
     return (
         isinstance(c, n.Closure)
         and not c.is_async

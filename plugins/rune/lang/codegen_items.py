@@ -9,41 +9,20 @@ at once with ``compile_all``."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import nodes as n
+from .codegen_base import Clone, CodeGenBase, Pending
 from .errors import RuneError
 from .namespace import helpers
 from .resolve import LazyConst, LazyUse, Static, resolve_path
 from .values import Function, Instance, Module, TypeInfo, _with_run
 
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-    from .specialize import Clone
-
-    _Base = CodeGen
-else:
-    _Base = object
-
-
-class Pending:
-    """A declared function, const or static initializer; its code is generated at its first
-    use."""
-
-    def __init__(
-        self, decl: n.Node, module: Module, self_type: TypeInfo | None, pyname: str, display: str
-    ) -> None:
-        self.decl, self.module, self.self_type = decl, module, self_type
-        self.pyname, self.display = pyname, display
-        self.target: Any = None  # the Function or LazyConst to complete after ``exec``
-        self.done = False
-
-
 _NAMED_ITEMS = (n.FnDecl, n.StructDecl, n.EnumDecl, n.ModDecl, n.ConstDecl, n.StaticDecl)
 """Items that define a name in their module; upstream Rune rejects a name defined twice."""
 
 
-class ItemsGen(_Base):
+class ItemsGen(CodeGenBase):
     """Mixin of ``CodeGen`` for items and materialization."""
 
     def declare_items(self, items: list[n.Node], module: Module) -> list[n.Node]:
@@ -74,6 +53,7 @@ class ItemsGen(_Base):
                     raise self.error("modules may only contain items", leftovers[0])
             elif isinstance(item, n.ModDecl):  # grouped `use a::{b, c}`
                 for u in item.items:
+                    assert isinstance(u, n.UseDecl)  # the parser groups only uses
                     module.items[u.name] = LazyUse(u, module)
             elif isinstance(item, n.UseDecl):
                 if item.glob:
@@ -198,5 +178,5 @@ def unready(*args: Any) -> Any:
 def _type_from_decl(d: n.StructDecl, enum_name: str | None) -> TypeInfo:
     t = TypeInfo(d.name, d.kind, list(d.fields), enum_name)
     if d.kind == "unit":
-        t.unit_value = Instance(t, [])  # type: ignore[attr-defined]
+        t.unit_value = Instance(t, [])
     return t

@@ -25,18 +25,16 @@ import copy
 from typing import TYPE_CHECKING
 
 from . import nodes as n
+from .codegen_base import CodeGenBase
+from .codegen_sharing import share_local, shared_local
 from .emit import I64_MAX, I64_MIN, placed
-from .flow import combine
+from .flow import combine, divided
 from .limits import ITEM_BLOCK
 from .numtypes import ARITH, static_type
 from .resolve import Static
 
 if TYPE_CHECKING:
-    from .codegen import CodeGen
-
-    _Base = CodeGen
-else:
-    _Base = object
+    from .codegen_floats import FastState
 
 _PYOP = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult}
 _CMP = {"<": ast.Lt, "<=": ast.LtE, ">": ast.Gt, ">=": ast.GtE, "==": ast.Eq, "!=": ast.NotEq}
@@ -61,8 +59,10 @@ HELPERS = {
 _BOOL_OPS = frozenset({"&&", "||", "==", "!=", "<", "<=", ">", ">="})
 
 
-class OpsGen(_Base):
+class OpsGen(CodeGenBase):
     """Mixin of ``CodeGen`` for operators and places."""
+
+    fast_region: FastState | None  # see ``FloatGen``
 
     def static_type(self, e: n.Node) -> type | None:
         """The Python type ``e`` always evaluates to (or it raises), see ``numtypes``."""
@@ -74,7 +74,11 @@ class OpsGen(_Base):
         if isinstance(e, n.Binary):
             if e.op not in ARITH:
                 return None
-            return self.static_type(e.left) or self.static_type(e.right)
+            left = self.static_type(e.left)
+            if left is not None:
+                return left
+            right = self.static_type(e.right)
+            return None if right is int else right  # a u64 on the left makes a u64
         if isinstance(e, n.Unary):
             return self.static_type(e.operand) if e.op == "-" else None
         if type(e) is n.Call:
@@ -95,7 +99,7 @@ class OpsGen(_Base):
     def x_Unary(self, e: n.Unary, want: bool) -> ast.expr:
         v = self.expr(e.operand)
         if e.op == "-":
-            if type(v) is ast.Constant and type(v.value) in (int, float) and v.value != I64_MIN:
+            if type(v) is ast.Constant and (type(v.value) is int or type(v.value) is float) and v.value != I64_MIN:
                 return self.K(-v.value)
             kind = self.numeric_type(e.operand)
             if kind is float:
@@ -131,6 +135,9 @@ class OpsGen(_Base):
 
     def value_into(self, target: str, e: n.Node) -> None:
         """``target = <e>``, computing arithmetic directly into ``target``."""
+        source = shared_local(self, e)
+        if source is not None:  # `let b = a`: both hold one string
+            share_local(self, source)
         if isinstance(e, n.Binary) and e.op in _PYOP:
             ta, tb = self.arith_type(e.left), self.arith_type(e.right)
             if ta is float and tb is float:
@@ -164,9 +171,15 @@ class OpsGen(_Base):
         if op in _CMP:
             if op in ("==", "!=") and kind is None:
                 return slow
-            fast = self.compare(a, [_CMP[op]()], [b])
+            fast: ast.expr = self.compare(a, [_CMP[op]()], [b])
             return fast if guard is None else self.ifexp(guard, fast, slow)
-        if op in ("%", "/") and kind is int and type(b) is ast.Constant and b.value > 0:
+        if (
+            op in ("%", "/")
+            and kind is int
+            and type(b) is ast.Constant
+            and isinstance(b.value, (int, float))  # `x % "a"` goes to the helper, which reports it
+            and b.value > 0
+        ):
             pyop = ast.Mod() if op == "%" else ast.FloorDiv()
             known = self.bounds_of(a)
             if known is not None and known[0] >= 0:
@@ -178,14 +191,24 @@ class OpsGen(_Base):
                     self.binop(a, pyop, b),
                     ast.UnaryOp(ast.USub(), negated, **self.pos),
                 )
-            if op == "%" and guard is None:
-                # The remainder has the sign of `a` and is smaller than `b`: with these bounds
-                # `s += a % 7` needs only a one-sided overflow check.
-                lo, hi = known or (I64_MIN, I64_MAX)
-                rem = self.tmp(fast)
-                self.ctx.bounds[rem.id] = (max(min(lo, 0), 1 - b.value), min(max(hi, 0), b.value - 1))
-                return rem
+            if guard is None and type(b.value) is int and (op == "%" or known is not None):  # int `b`: no guard
+                # The remainder has the sign of `a` and is smaller than `b`, a quotient is within
+                # its dividend's bounds divided: `s += a % 7` needs only a one-sided overflow check.
+                result = self.tmp(fast)
+                self.ctx.bounds[result.id] = divided(op, known or (I64_MIN, I64_MAX), b.value)
+                return result
             return fast if guard is None else self.ifexp(guard, fast, slow)
+        if op in ("%", "/") and kind is int and type(b) is ast.Name:
+            # A divisor known only when it runs: the same inline path when it is positive.
+            pyop = ast.Mod() if op == "%" else ast.FloorDiv()
+            fast = self.binop(a, pyop, b)
+            if not self.non_negative(a):
+                negated = self.binop(ast.UnaryOp(ast.USub(), a, **self.pos), pyop, b)
+                fast = self.ifexp(
+                    self.compare(a, [ast.GtE()], [self.K(0)]), fast, ast.UnaryOp(ast.USub(), negated, **self.pos)
+                )
+            positive = self.compare(b, [ast.Gt()], [self.K(0)])
+            return self.ifexp(positive if guard is None else self.and_(guard, positive), fast, slow)
         if op == "/" and kind in (float, None):
             # Float division inline (a zero divisor goes to the helper: inf/NaN like Rune).
             guard = self.guard(float, a, b, ta, tb)
@@ -233,19 +256,19 @@ class OpsGen(_Base):
             self.ctx.bounds[t] = interval
         if kind is float or interval is not None:
             # Floats never overflow; ints with known bounds cannot leave the i64 range.
-            path = [self.assignment(t, self.binop(a, _PYOP[op](), b))]
+            path: list[ast.stmt] = [self.assignment(t, self.binop(a, _PYOP[op](), b))]
         else:
             if op in "+-" and self.non_negative(b) or (op == "+" and self.non_negative(a)):
                 # Adding (subtracting) something >= 0 can only overflow upwards (downwards).
-                bound = [ast.Gt(), self.K(I64_MAX)] if op == "+" else [ast.Lt(), self.K(I64_MIN)]
-                bad = self.compare(self.N(t), [bound[0]], [bound[1]])
+                bound = (ast.Gt(), self.K(I64_MAX)) if op == "+" else (ast.Lt(), self.K(I64_MIN))
+                bad: ast.expr = self.compare(self.N(t), [bound[0]], [bound[1]])
             else:
                 bad = self.out_of_range(self.N(t))
             path = [
                 self.assignment(t, self.binop(a, _PYOP[op](), b)),
                 placed(ast.If(bad, [self.raise_(self.call("_overflow", self.K(op)))], []), self.pos),
             ]
-        slow = self.call(HELPERS[op], a, b)
+        slow: ast.expr = self.call(HELPERS[op], a, b)
         if kind is None and not (type(a) is ast.Name and a.id in self.ctx.flaggable):
             # Unknown operands: `type(a)` once, then the int path, the float path or the helper.
             k = self.type_of(a)
@@ -260,7 +283,7 @@ class OpsGen(_Base):
                 )
 
             float_value = self.ifexp(both("float"), self.binop(a, _PYOP[op](), b), slow)
-            float_path = [self.assignment(t, float_value)]
+            float_path: list[ast.stmt] = [self.assignment(t, float_value)]
             self.if_(both("int"), path, float_path)
             return self.N(t)
         guard = self.guard(kind or int, a, b, ta, tb)
@@ -269,7 +292,9 @@ class OpsGen(_Base):
             return self.N(t)
         if kind is None:
             fast_float = self.binop(a, _PYOP[op](), b)
-            slow = self.ifexp(self.guard(float, a, b, None, None), fast_float, slow)
+            is_float = self.guard(float, a, b, None, None)
+            assert is_float is not None  # neither operand is known to be a float: both are tested
+            slow = self.ifexp(is_float, fast_float, slow)
         self.if_(guard, path, [self.assignment(t, slow)])
         return self.N(t)
 
@@ -304,6 +329,9 @@ class OpsGen(_Base):
                 self.value_into(local, e.value)
                 self.forget(local)
             else:
+                source = shared_local(self, e.value)
+                if source is not None:
+                    share_local(self, source)
                 self.store(t, self.expr(e.value))
             return self.K(None)
         op = e.op[:-1]
@@ -313,10 +341,17 @@ class OpsGen(_Base):
             self.ctx.assigned.add(local)
             ta = self.ctx.types.get(local)
             ta = ta if ta is int or ta is float else None
+            appends = op == "+" and ta is None and tb is not int and tb is not float
+            general: list[ast.stmt] = []
+            saved = self.into(general) if appends else self.out
             if op in _PYOP:
                 self.arith(op, self.N(local), b, ta, tb, local)
             else:
                 self.assign(local, self.binary(op, self.N(local), b, ta, tb))
+            if appends:  # upstream's ADD_ASSIGN appends to a String in place: every holder sees it
+                self.out = saved
+                append = ast.Expr(self.call(self.attr(self.N(local), "push_str"), b), **self.pos)
+                self.if_(self.type_is(self.N(local), "_SharedString"), [append], general)
             self.forget(local)
             return self.K(None)
         # `a[i] op= v` / `a.f op= v`: evaluate the place once, read, combine and write back.
@@ -375,8 +410,16 @@ class OpsGen(_Base):
             raise self.error("invalid assignment target", t)
 
     def key_type(self, e: n.Node) -> type | None:
-        kind = self.static_type(e)
+        kind = self.index_type(e)
         return kind if kind is int or kind is str else None
+
+    def index_type(self, e: n.Node) -> type | None:
+        """``static_type`` of an index, where ``x op <int>`` counts as int: it is an i64 or, from
+        a u64 ``x``, a u64, which indexes a vector the same way (an int subclass)."""
+        kind = self.static_type(e)
+        if kind is None and type(e) is n.Binary and e.op in ARITH and self.static_type(e.right) is int:
+            return int
+        return kind
 
     def set_index(
         self, obj: ast.expr, idx: ast.expr, value: ast.expr, kind: type | None, target: type | None = None
@@ -384,8 +427,8 @@ class OpsGen(_Base):
         """``obj[idx] = value`` inline for vectors (in bounds) and objects (string keys);
         ``kind``/``target`` are the static types of the key and the container."""
         place = ast.Subscript(obj, idx, ast.Store(), **self.pos)
-        fast = [ast.Assign([place], value, **self.pos)]
-        slow = [ast.Expr(self.call("_set_index", obj, idx, value), **self.pos)]
+        fast: list[ast.stmt] = [ast.Assign([place], value, **self.pos)]
+        slow: list[ast.stmt] = [ast.Expr(self.call("_set_index", obj, idx, value), **self.pos)]
         # inline into a small object; a big one grows through `_set_index`, which accounts for each
         # new block of entries (``limits.grow``); a constant key cannot make an object grow
         roomy = None
@@ -394,7 +437,7 @@ class OpsGen(_Base):
         if kind is str:
             self.if_(self.and_(self.type_is(obj, "dict"), roomy), fast, slow)
             return
-        other = None
+        other: list[ast.stmt] | None = None
         if kind is not int:  # an object with a string key, after the vector tests
             is_obj = self.and_(self.type_is(obj, "dict"), self.type_is(idx, "str"), roomy)
             other = [placed(ast.If(is_obj, copy.deepcopy(fast), copy.deepcopy(slow)), self.pos)]
@@ -437,7 +480,7 @@ class OpsGen(_Base):
         value = self.simple(value)
         own = self.self_field(obj, t.name)
         if own is not None:
-            slow = [ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos)]
+            slow: list[ast.stmt] = [ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos)]
             place = ast.Subscript(own[0], own[1], ast.Store(), **self.pos)
             self.if_(self.is_not_none(own[0]), [ast.Assign([place], value, **self.pos)], slow)
         elif isinstance(t.target, (n.Path, n.Field, n.Index)) and type(t.name) is int:
@@ -447,7 +490,7 @@ class OpsGen(_Base):
             saved = self.into(then)
             self.store(t.target, rebuilt)
             self.out = saved
-            other = [ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos)]
+            other: list[ast.stmt] = [ast.Expr(self.call("_set_field", obj, self.K(t.name), value), **self.pos)]
             self.if_(self.type_is(obj, "tuple"), then, other)
         elif type(t.name) is str:
             place = ast.Subscript(obj, self.K(t.name), ast.Store(), **self.pos)
@@ -468,10 +511,10 @@ class OpsGen(_Base):
         obj, idx = self.exprs([e.target, e.index])
         obj, idx = self.named(obj), self.simple(idx)
         t = target or self.fresh("t")
-        slow = [self.assignment(t, self.call("_get_index", obj, idx))]
+        slow: list[ast.stmt] = [self.assignment(t, self.call("_get_index", obj, idx))]
         is_list = self.static_type(e.target) is list
         self.list_access(
-            obj, idx, self.static_type(e.index), is_list, [self.assignment(t, self.sub(obj, idx))], slow
+            obj, idx, self.index_type(e.index), is_list, [self.assignment(t, self.sub(obj, idx))], slow
         )
         return self.N(t)
 

@@ -4,23 +4,18 @@ the subject expression that binds variables with ``:=`` as it matches (``None`` 
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import nodes as n
+from .codegen_base import CodeGenBase
 from .codegen_collections import raw_option_pattern
 from .resolve import UNRESOLVED, LazyPath
 from .std_types import RANGE_TYPES
+from .std_u64 import U64
 from .values import Char, Instance, TypeInfo
 
-if TYPE_CHECKING:
-    from .codegen import CodeGen
 
-    _Base = CodeGen
-else:
-    _Base = object
-
-
-class PatternGen(_Base):
+class PatternGen(CodeGenBase):
     """Mixin of ``CodeGen`` for patterns."""
 
     or_names: dict[str, str] | None = None
@@ -50,7 +45,10 @@ class PatternGen(_Base):
             return self.literal_pattern(p.value, v)
         if isinstance(p, n.PRange):
             lo = self.literal(p.start)
-            test = [self.type_is(v, _TYPE_NAMES[type(lo.value) if type(lo) is ast.Constant else Char])]
+            if type(p.start) is U64:
+                test = [self.is_(self.type_of(v), self.k(U64))]
+            else:
+                test = [self.type_is(v, _TYPE_NAMES[type(lo.value) if type(lo) is ast.Constant else Char])]
             if p.end is None:
                 test.append(self.compare(lo, [ast.LtE()], [v]))
             else:
@@ -62,16 +60,17 @@ class PatternGen(_Base):
             self.or_names = {} if outer is None else outer
             options = [self.pattern(o, v) for o in p.options]
             self.or_names = outer
-            if any(o is None for o in options):
+            present = [o for o in options if o is not None]
+            if len(present) < len(options):  # an option that always matches
                 return None
-            return self.or_(*options)
+            return self.or_(*present)
         if isinstance(p, n.PVec) or (isinstance(p, n.PTuple) and p.path is None):
             kind = "list" if isinstance(p, n.PVec) else "tuple"
             if kind == "tuple" and not p.items and not p.rest:
                 return self.is_(v, self.K(None))  # `()` matches unit
             return self.sequence(v, kind, p.items, p.rest)
         if isinstance(p, n.PObject) and p.path is None:
-            tests = [self.type_is(v, "dict")]
+            tests: list[ast.expr | None] = [self.type_is(v, "dict")]
             if not p.rest:
                 tests.append(self.compare(self.call("len", v), [ast.Eq()], [self.K(len(p.fields))]))
             for key, sub in p.fields:
@@ -86,6 +85,8 @@ class PatternGen(_Base):
     def literal(self, value: Any) -> ast.expr:
         if type(value) is n.CharValue:
             return self.k(Char(value))
+        if type(value) is U64:
+            return self.k(value)  # not a Python constant: a `u64` object
         return self.K(value)
 
     def literal_pattern(self, value: Any, v: ast.expr) -> ast.expr:
@@ -93,6 +94,8 @@ class PatternGen(_Base):
             return self.is_(v, self.K(value))
         if type(value) is n.BytesValue:
             return self.and_(self.type_is(v, "_Bytes"), self.compare(v, [ast.Eq()], [self.k(bytes(value))]))
+        if type(value) is U64:  # matches a `u64` only, as upstream's `EqUnsigned`
+            return self.and_(self.is_(self.type_of(v), self.k(U64)), self.compare(v, [ast.Eq()], [self.k(value)]))
         lit = self.literal(value)
         tname = "_Char" if type(value) is n.CharValue else _TYPE_NAMES[type(value)]
         return self.and_(self.type_is(v, tname), self.compare(v, [ast.Eq()], [lit]))
@@ -100,7 +103,7 @@ class PatternGen(_Base):
     def sequence(self, v: ast.expr, kind: str, items: list[n.Node], rest: bool) -> ast.expr:
         count = len(items)
         length = self.call("len", v)
-        tests = [self.type_is(v, kind)]
+        tests: list[ast.expr | None] = [self.type_is(v, kind)]
         if rest:
             tests.append(self.compare(length, [ast.GtE()], [self.K(count)]))
         else:
@@ -115,13 +118,14 @@ class PatternGen(_Base):
             return None, self.call(self.k(LazyPath(self.module, names, self.self_type)))
         return value, self.k(value)
 
-    def typed_pattern(self, p: n.Node, v: ast.expr) -> ast.expr | None:
+    def typed_pattern(self, p: n.PTuple | n.PObject | n.PPath, v: ast.expr) -> ast.expr | None:
         names = p.names if isinstance(p, n.PPath) else p.path
+        assert names is not None  # patterns without a path are matched by ``pattern``
         last = names[-1]
         if len(names) == 1 and last in ("Some", "None"):
-            raw = raw_option_pattern(self, p, v)  # type: ignore[arg-type]
+            raw = raw_option_pattern(self, p, v)
             if raw is not False:
-                return raw  # type: ignore[return-value]
+                return raw
         if len(names) == 1 and last in ("Some", "Ok", "Err", "None"):
             if last == "None":
                 return self.and_(self.type_is(v, "_Option"), self.not_(self.attr(v, "is_some")))
@@ -149,9 +153,10 @@ class PatternGen(_Base):
                 )
             return self.call("_match_value", v, ref)
         if isinstance(target, Instance):
-            target, ref = target.type, self.k(target.type)
+            ref = self.k(target.type)
+            target = target.type
         values = self.attr(v, "values")
-        tests = [self.type_is(v, "_Instance"), self.is_(self.attr(v, "type"), ref)]
+        tests: list[ast.expr | None] = [self.type_is(v, "_Instance"), self.is_(self.attr(v, "type"), ref)]
         if isinstance(p, n.PTuple):
             if isinstance(target, TypeInfo) and target.kind == "tuple":
                 # Every instance of the type has its number of fields: decided here.

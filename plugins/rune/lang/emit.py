@@ -4,7 +4,7 @@ construct it was generated for, so tracebacks of the compiled code map back to R
 from __future__ import annotations
 
 import ast
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 
 LOAD = ast.Load()
 STORE = ast.Store()
@@ -16,7 +16,16 @@ _SMALL = 2**30 - 1  # the largest one-digit int of CPython's long objects
 _Node = TypeVar("_Node", bound=ast.AST)
 
 
-def placed(node: _Node, pos: dict[str, int]) -> _Node:
+class Position(TypedDict):
+    """The location attributes of a Python ``ast`` node: the Rune position it was generated for."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int
+    end_col_offset: int
+
+
+def placed(node: _Node, pos: Position) -> _Node:
     """``node`` at the position ``pos``; filling the node's ``__dict__`` is faster than passing
     the four position attributes as keyword arguments to its constructor."""
     node.__dict__.update(pos)
@@ -32,11 +41,11 @@ class Emitter:
     """Statement list, temporaries and node builders; ``pos`` is the current Rune position."""
 
     def __init__(self) -> None:
-        self.pos: dict[str, int] = {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 1}
+        self.pos: Position = {"lineno": 1, "col_offset": 0, "end_lineno": 1, "end_col_offset": 1}
         self.out: list[ast.stmt] = []
         self.uid = 0
 
-    def at(self, line: int, col: int) -> dict[str, int]:
+    def at(self, line: int, col: int) -> Position:
         """Switch the current position; returns the previous one for restoring."""
         old = self.pos
         c = col - 1 if col > 1 else 0
@@ -89,7 +98,8 @@ class Emitter:
         """``type(v)``; the code generator reads a cached type for some locals instead."""
         return self.call("type", v)
 
-    def and_(self, *values: ast.expr) -> ast.expr:
+    def and_(self, *values: ast.expr | None) -> ast.expr:
+        """The conjunction of ``values``, leaving out the None ones (tests found unnecessary)."""
         vals = [v for v in values if v is not None]
         if len(vals) == 1:
             return vals[0]

@@ -17,6 +17,19 @@ def combine(op: str, a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     return min(corners), max(corners)
 
 
+def divided(op: str, dividend: tuple[int, int], divisor: int) -> tuple[int, int]:
+    """Bounds of ``x % divisor`` / ``x / divisor`` (Rune's truncating division) for ``x``
+    within ``dividend`` and a ``divisor`` > 0."""
+    lo, hi = dividend
+    if op == "%":  # the remainder has the sign of the dividend and is smaller than the divisor
+        return max(min(lo, 0), 1 - divisor), min(max(hi, 0), divisor - 1)
+    return _truncated(lo, divisor), _truncated(hi, divisor)  # truncation is monotone
+
+
+def _truncated(x: int, divisor: int) -> int:
+    return x // divisor if x >= 0 else -(-x // divisor)
+
+
 def _children(node: n.Node) -> list[n.Node]:
     """Child nodes of ``node`` in the same function (closures, async blocks and items are
     separate functions: they copy what they capture and cannot assign its locals)."""
@@ -25,7 +38,7 @@ def _children(node: n.Node) -> list[n.Node]:
     while stack:
         v = stack.pop()
         if type(v) is list or type(v) is tuple:
-            stack.extend(v)  # type: ignore[arg-type]
+            stack.extend(v)
         elif isinstance(v, n.Node) and not (
             isinstance(v, (n.Closure, n.Item)) or (isinstance(v, n.Block) and v.is_async)
         ):

@@ -12,6 +12,7 @@ from typing import Any
 
 from .errors import RuneRuntimeError
 from .limits import TextBuilder, check_length
+from .std_u64 import U64
 from .values import Instance, Option, Result
 
 _SPEC = re.compile(
@@ -23,6 +24,19 @@ _RADIX = {"x": "x", "X": "X", "o": "o", "b": "b"}
 _PREFIX = {"x": "0x", "X": "0x", "o": "0o", "b": "0b"}
 
 
+def format_float(f: float) -> str:
+    """A float as Rune displays it: `NaN`, `inf`, `1e20`, shortest round-trip digits otherwise."""
+    if math.isnan(f):
+        return "NaN"
+    if math.isinf(f):
+        return "inf" if f > 0 else "-inf"
+    text = repr(f)
+    if "e" in text:
+        mant, exp = text.split("e")
+        text = f"{mant}e{int(exp)}"
+    return text
+
+
 def apply_spec(value: Any, spec: str, display: Callable[[Any], str], debug: Callable[[Any], str]) -> str:
     """``value`` formatted by ``spec`` (the text after ``:`` in ``{:spec}``)."""
     m = _SPEC.fullmatch(spec)
@@ -31,10 +45,10 @@ def apply_spec(value: Any, spec: str, display: Callable[[Any], str], debug: Call
     kind, alt, precision = m["kind"] or "", bool(m["alt"]), m["precision"]
     if precision is not None:
         check_length(int(precision), "formatted number")
-    is_number = type(value) in (int, float)
+    is_number = type(value) in (int, float, U64)
     sign = ""
     if kind in _RADIX:
-        if type(value) is not int:
+        if type(value) is not int and type(value) is not U64:
             raise RuneRuntimeError(f"`{{:{kind}}}` formats integers, not {display(value)!r}")
         body = format(value & 0xFFFF_FFFF_FFFF_FFFF if value < 0 else value, _RADIX[kind])
         if alt:
@@ -73,8 +87,6 @@ def apply_spec(value: Any, spec: str, display: Callable[[Any], str], debug: Call
 
 
 def _fixed(value: float, precision: str | None) -> str:
-    from .formatting import format_float
-
     if precision is None:
         return format_float(value)
     if not math.isfinite(value):
@@ -86,8 +98,6 @@ def _exponent(value: Any, precision: str | None, kind: str) -> str:
     if type(value) is not float:
         raise RuneRuntimeError(f"`{{:{kind}}}` formats numbers")
     if not math.isfinite(value):
-        from .formatting import format_float
-
         return format_float(value)
     text = f"{value:.{int(precision)}e}" if precision is not None else _shortest_exponent(value)
     mantissa, _, exp = text.partition("e")
@@ -140,24 +150,3 @@ def _block(items: list[tuple[str | None, Any]], open_: str, close: str, add: Cal
         _pretty_into(x, add, inner, debug)
         add(",\n")
     add(indent + close)
-
-
-def format_with_options(value: Any, options: dict[str, Any]) -> str:
-    """``#[builtin] format!(value, fill = '0', width = 10, precision = 2)``: ``value`` under those options."""
-    from .formatting import debug, display
-
-    unknown = set(options) - {"fill", "width", "precision", "format_type"}
-    if unknown:
-        raise RuneRuntimeError(f"`format!` option `{min(unknown)}` is not supported")
-    fill = str(options.get("fill", ""))
-    if len(fill) > 1:
-        raise RuneRuntimeError(f"`format!` fill must be one character, not {fill!r}")
-    align = ("<" if type(value) not in (int, float) else ">") if fill else ""
-    width = options.get("width")
-    precision = options.get("precision")
-    for name, number in (("width", width), ("precision", precision)):
-        if number is not None and (type(number) is not int or number < 0):
-            raise RuneRuntimeError(f"`format!` {name} must be a non-negative integer")
-    spec = f"{fill}{align}{'' if width is None else width}{'' if precision is None else f'.{precision}'}"
-    spec += str(options.get("format_type", ""))
-    return apply_spec(value, spec, display, debug) if spec else display(value)

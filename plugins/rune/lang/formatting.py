@@ -4,34 +4,37 @@ piece by piece and stop as soon as the text would pass the cap."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .format_spec import apply_spec
+from .format_spec import apply_spec, format_float
 from .limits import TextBuilder
-from .values import Bytes, Char, Function, Future, Instance, Module, Option, RangeValue, Result, TypeInfo
+from .shared_string import SharedString
+from .std_any import Type
+from .std_u64 import U64
+from .values import (
+    Bytes,
+    Char,
+    Function,
+    Future,
+    Generator,
+    Instance,
+    Module,
+    Option,
+    RangeValue,
+    Result,
+    Stream,
+    TypeInfo,
+)
 
-__all__ = ["debug", "display", "format_float", "format_string"]
-
-
-def format_float(f: float) -> str:
-    if math.isnan(f):
-        return "NaN"
-    if math.isinf(f):
-        return "inf" if f > 0 else "-inf"
-    text = repr(f)
-    if "e" in text:
-        mant, exp = text.split("e")
-        text = f"{mant}e{int(exp)}"
-    return text
+__all__ = ["debug", "display", "format_float", "format_string", "format_with_options"]
 
 
 def display(v: Any) -> str:
     """The ``{}`` rendering of a value."""
     t = type(v)
-    if t is str or t is Char:
+    if t is str or t is Char or t is SharedString:
         return str(v)
     if t is int:
         return str(v)
@@ -39,12 +42,17 @@ def display(v: Any) -> str:
         return "true" if v else "false"
     if t is float:
         return format_float(v)
+    shown = getattr(v, "rune_display", None)  # std::mem::Snapshot
+    if shown is not None:
+        return shown()
     return debug(v)
 
 
 def debug(v: Any) -> str:
     """The ``{:?}`` rendering of a value."""
     t = type(v)
+    if t is SharedString:
+        v, t = str(v), str
     if t is str:
         if len(v) > _QUOTED_INLINE:
             return _debug_text(v)
@@ -59,6 +67,8 @@ def debug(v: Any) -> str:
         return _SCALAR_DEBUG[t](v)
     if t in (list, tuple, dict, Option, Result, Instance) or hasattr(t, "debug_into"):
         return _debug_text(v)  # std::collections types have `debug_into`
+    if callable(v):  # a std or host function taken as a value
+        return "native function"
     return repr(v)
 
 
@@ -113,7 +123,8 @@ def _debug_into(v: Any, add: Callable[[str], None]) -> None:
                 add(f"{name}: ")
             _debug_into(x, add)
         add(")" if ty.kind == "tuple" else " }")
-    elif t is str:
+    elif t is str or t is SharedString:
+        v = str(v)
         for start in range(0, len(v), _QUOTED_INLINE):
             piece = v[start : start + _QUOTED_INLINE]
             quoted = piece.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
@@ -132,12 +143,17 @@ def _debug_range(v: RangeValue) -> str:
 
 
 _SCALAR_DEBUG: dict[type, Callable[[Any], str]] = {
+    U64: int.__repr__,  # no suffix, as upstream's Debug and Display
     RangeValue: _debug_range,
     Bytes: lambda v: "[" + ", ".join(map(str, v)) + "]",  # upstream debug-prints the byte values
     Function: lambda v: f"fn {v.name}",
     TypeInfo: lambda v: v.full_name,
     Future: lambda v: "Future",
     Module: lambda v: f"mod {v.name}",
+    # upstream's Rust `Debug` of these: `Generator { completed: false }`, `Type(0x1cad9186c9641c4f)`
+    Generator: lambda v: f"Generator {{ completed: {display(v.finished)} }}",
+    Stream: lambda v: f"Stream {{ completed: {display(v.finished)} }}",
+    Type: Type.rune_display,
 }
 
 
@@ -193,3 +209,22 @@ def _apply_spec(value: Any, spec: str) -> str:
     if spec == "?":
         return debug(value)
     return apply_spec(value, spec, display, debug)
+
+
+def format_with_options(value: Any, options: dict[str, Any]) -> str:
+    """``#[builtin] format!(value, fill = '0', width = 10, precision = 2)``: ``value`` under those options."""
+    unknown = set(options) - {"fill", "width", "precision", "format_type"}
+    if unknown:
+        raise RuneRuntimeError(f"`format!` option `{min(unknown)}` is not supported")
+    fill = str(options.get("fill", ""))
+    if len(fill) > 1:
+        raise RuneRuntimeError(f"`format!` fill must be one character, not {fill!r}")
+    align = ("<" if type(value) not in (int, float, U64) else ">") if fill else ""
+    width = options.get("width")
+    precision = options.get("precision")
+    for name, number in (("width", width), ("precision", precision)):
+        if number is not None and (type(number) is not int or number < 0):
+            raise RuneRuntimeError(f"`format!` {name} must be a non-negative integer")
+    spec = f"{fill}{align}{'' if width is None else width}{'' if precision is None else f'.{precision}'}"
+    spec += str(options.get("format_type", ""))
+    return apply_spec(value, spec, display, debug) if spec else display(value)

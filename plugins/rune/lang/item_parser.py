@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from . import nodes as n
+from .pattern_parser import PatternParser
 
 if TYPE_CHECKING:
     from .tokens import Token
@@ -15,8 +16,16 @@ _BLOCK_LIKE = (n.If, n.While, n.Loop, n.For, n.Match, n.Block, n.Select)
 _ITEM_START = frozenset(("doc", "#", "pub", "fn", "async", "const", "struct", "enum", "impl", "mod", "use"))
 
 
-class ItemParser:
-    """Mixin of ``Parser``: items and statements."""
+class ItemParser(PatternParser):
+    """The grammar layer of ``Parser`` for items and statements, built on the patterns."""
+
+    statement_starts: set[int]
+    """Token positions where an expression statement starts (set by ``Parser``)."""
+
+    if TYPE_CHECKING:
+        # Expressions and blocks: the layer above, ``Parser``.
+        def expr(self, min_prec: int = 0) -> n.Node: ...
+        def block(self, is_async: bool = False) -> n.Block: ...
 
     def parse_file(self) -> n.File:
         docs: list[str] = []
@@ -105,6 +114,7 @@ class ItemParser:
             if self.eat("("):
                 while not self.eat(")"):
                     self.i += 1
+        item: n.Item
         if (
             self.at("fn")
             or (self.at("async") and self.peek().is_("kw", "fn"))
@@ -165,6 +175,7 @@ class ItemParser:
             return n.Let(t.line, t.column, pat, value)
         if self.eat(";"):
             return n.ExprStmt(t.line, t.column, n.TupleLit(t.line, t.column, []))
+        self.statement_starts.add(self.i)  # a block-like expression here ends the statement
         e = self.expr()
         if self.eat(";"):
             return n.ExprStmt(t.line, t.column, e)
@@ -174,7 +185,7 @@ class ItemParser:
             return n.ExprStmt(t.line, t.column, e)
         raise self.error(f"expected `;`, found `{self.tok.value}`")
 
-    def use_decl(self, t: Token) -> n.Node:
+    def use_decl(self, t: Token) -> n.Item:
         names = [self.ident()]
         while self.eat("::"):
             if self.eat("*"):

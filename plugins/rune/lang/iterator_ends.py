@@ -3,8 +3,9 @@
 Most iterators start as plain Python iterators (C-level, fast). The first call that needs the
 back end turns one into an ``Ends``: a list or range iterator becomes a window over its sequence
 (recovered from the iterator's pickle state, so nothing is copied), a ``map`` over one becomes a
-mapped window, and any other finite iterator is collected. An endless one (``0..``) is refused,
-as upstream's ``RangeFrom`` is not double-ended."""
+mapped window, the other adaptors are rebuilt over their sources' back ends (``iterator_back``),
+and any other finite iterator is collected. An endless one (``0..``), a generator and a map's or
+set's iterator are refused, as upstream gives them no back end."""
 
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ from typing import Any
 
 from .errors import RuneRuntimeError
 from .limits import allocate, check_length, new_item_bytes
-from .runtime import I64_MAX
+from .std_u64 import U64_MAX
 from .values import NONE, Option, some
 
-_SEQUENCE_ITERATORS = frozenset(type(iter(x)) for x in ([], (), range(0), "", "é"))
+_SEQUENCE_ITERATORS: frozenset[type] = frozenset(type(iter(x)) for x in ([0], (), range(0), "", "é"))
+
+
+def _state(it: Iterator[Any]) -> Any:
+    """The pickle state of a C iterator: ``(rebuild, arguments[, position])``."""
+    return it.__reduce__()
 
 
 class Ends:
@@ -108,18 +114,23 @@ def double_ended(it: Iterator[Any], what: str) -> Any:
         return it
     t = type(it)
     if t in _SEQUENCE_ITERATORS:
-        reduced = it.__reduce__()
+        reduced = _state(it)
         sequence = reduced[1][0]
         lo = reduced[2] if len(reduced) > 2 else len(sequence)
         return Ends(sequence, lo, len(sequence))
     if t is map:
-        reduced = it.__reduce__()
+        reduced = _state(it)
         if len(reduced[1]) == 2:
             return Mapped(double_ended(reduced[1][1], what), reduced[1][0])
     if t is itertools.chain or t is itertools.count:
         raise RuneRuntimeError(f"`{what}` needs a double-ended iterator, and an endless one (`0..`) is not")
-    if t is Peekable and not it.buf:
+    if type(it) is Peekable and not it.buf:
         return double_ended(it.it, what)
+    from .iterator_back import back_of
+
+    backed = back_of(it, what)  # an adaptor over double-ended sources, or a refusal naming `it`
+    if backed is not None:
+        return backed
     items: list[Any] = []
     for chunk in iter(lambda: list(itertools.islice(it, 65_536)), []):
         check_length(len(items) + len(chunk), "iterator")
@@ -164,7 +175,8 @@ class Chained:
     __slots__ = ("first", "second")
 
     def __init__(self, first: Iterator[Any], second: Iterator[Any]) -> None:
-        self.first, self.second = first, second
+        self.first: Iterator[Any] | None = first
+        self.second = second
 
     def __iter__(self) -> Chained:
         return self
@@ -183,21 +195,23 @@ def size_hint(it: Iterator[Any]) -> tuple[int, Option]:
     if t in _SEQUENCE_ITERATORS or isinstance(it, _DOUBLE_ENDED):
         n = operator.length_hint(it)
         return (n, some(n))
-    if t is map and len(it.__reduce__()[1]) == 2:
-        return size_hint(it.__reduce__()[1][1])
+    if t is map and len(_state(it)[1]) == 2:
+        return size_hint(_state(it)[1][1])
     if t is filter:  # any number of the source's items may pass
-        return (0, size_hint(it.__reduce__()[1][1])[1])
-    if t is itertools.chain or t is itertools.count:  # `0..`: endless (u64::MAX is i64::MAX here)
-        return (I64_MAX, NONE)
-    if t is Chained:
+        return (0, size_hint(_state(it)[1][1])[1])
+    if t is itertools.chain or t is itertools.count:  # `0..`: endless
+        return (U64_MAX, NONE)
+    if type(it) is Chained:
         lo1, hi1 = size_hint(it.first) if it.first is not None else (0, some(0))
         lo2, hi2 = size_hint(it.second)
         return (lo1 + lo2, some(hi1.value + hi2.value) if hi1.is_some and hi2.is_some else NONE)
-    if t is Peekable:
+    if type(it) is Peekable:
         lower, upper = size_hint(it.it)
         k = len(it.buf)
         return (lower + k, some(upper.value + k) if upper.is_some else NONE)
-    return (0, NONE)
+    from .iterator_back import hint_of
+
+    return hint_of(it)
 
 
 def next_back(it: Any) -> Option:
@@ -208,11 +222,12 @@ def next_back(it: Any) -> Option:
 
 
 def nth_back(it: Any, n: int) -> Option:
-    for _ in range(n):
-        try:
-            it.next_back()
-        except StopIteration:
-            return NONE
+    from .iterator_back import drop_back  # a window drops at once, anything else item by item
+
+    try:
+        drop_back(it, n)
+    except StopIteration:
+        return NONE
     return next_back(it)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from collections.abc import Iterator as PyIterator
 from typing import Any
 
 from .errors import RuneRuntimeError
+from .iterator_back import FilterMapped, FlatMapped, ReadByGenerator, Skipped, Taken
 from .iterator_ends import (
     Backwards,
     Chained,
@@ -17,10 +18,12 @@ from .iterator_ends import (
     double_ended,
     next_back,
     nth_back,
-    size_hint,
 )
+from .iterator_len import exact_len, iterator_size_hint
+from .iterator_typed import typed_consumers
 from .limits import STATE, allocate, check_length, new_item_bytes
 from .runtime import I64_MAX, I64_MIN, cmp, op_add, op_mul
+from .std_u64 import unsigned_hint
 from .values import NONE, Function, Option, some
 
 
@@ -117,26 +120,13 @@ def _last(it: PyIterator[Any]) -> Option:
 
 
 def _filter(it: PyIterator[Any], f: Any) -> PyIterator[Any]:
-    for v in it:
-        keep = f(v)
-        if keep is True:
-            yield v
-        elif keep is not False:
-            raise RuneRuntimeError("predicate must return a bool")
+    def keep(v: Any) -> bool:
+        k = f(v)
+        if k is True or k is False:
+            return k
+        raise RuneRuntimeError("predicate must return a bool")
 
-
-def _flat_map(it: PyIterator[Any], f: Any) -> PyIterator[Any]:
-    from .runtime import iterate
-
-    for v in it:
-        yield from iterate(f(v))
-
-
-def _flatten(it: PyIterator[Any]) -> PyIterator[Any]:
-    from .runtime import iterate
-
-    for v in it:
-        yield from iterate(v)
+    return filter(keep, it)  # Python's filter: `iterator_back` reads its source from the back
 
 
 def _chain(it: PyIterator[Any], other: Any) -> PyIterator[Any]:
@@ -185,12 +175,13 @@ def _clone(self: RuneIterator) -> RuneIterator:
 
 
 # Methods that change which Python iterator the Rune iterator wraps.
-_IN_PLACE = {
+_IN_PLACE: dict[str, Callable[..., Any]] = {
     "next_back": _next_back,
     "nth_back": _nth_back,
     "peek": _peek,
     "clone": _clone,
-    "size_hint": lambda self: size_hint(self.it),
+    "size_hint": lambda self: unsigned_hint(iterator_size_hint(self.it)),
+    "len": lambda self: exact_len(self.it),
 }
 
 
@@ -212,20 +203,20 @@ def _collect(values_of: Iterable[Any]) -> list:
 
 
 # Adaptors return new iterators; consumers return values.
-ADAPTORS = {
+ADAPTORS: dict[str, Callable[..., Any]] = {
     "map": lambda it, f: map(f, it),
     "filter": _filter,
-    "filter_map": lambda it, f: (o.value for o in map(f, it) if o.is_some),
+    "filter_map": FilterMapped,
     "enumerate": lambda it: enumerate(it),
     "zip": _zip,
-    "take": lambda it, k: itertools.islice(it, k),
-    "skip": lambda it, k: itertools.islice(it, k, None),
+    "take": Taken,
+    "skip": Skipped,
     "take_while": lambda it, f: itertools.takewhile(lambda v: _truth(f(v)), it),
     "skip_while": lambda it, f: itertools.dropwhile(lambda v: _truth(f(v)), it),
     "rev": lambda it: Backwards(double_ended(it, "rev")),
     "chain": _chain,
-    "flat_map": _flat_map,
-    "flatten": _flatten,
+    "flat_map": FlatMapped,
+    "flatten": lambda it: FlatMapped(it, None),
     "step_by": _step_by,
     "peekable": Peekable,
     "iter": lambda it: it,
@@ -235,10 +226,8 @@ ADAPTORS = {
     "inspect": lambda it, f: ((f(v), v)[1] for v in it),
 }
 
-CONSUMERS = {
+CONSUMERS: dict[str, Callable[..., Any]] = {
     "collect": _collect,
-    "collect::Object": lambda it: {k: v for k, v in it},
-    "collect::String": lambda it: "".join(str(v) for v in it),
     "collect::Vec": _collect,
     "collect::Tuple": lambda it: tuple(_collect(it)),
     "sum": _sum,
@@ -255,6 +244,7 @@ CONSUMERS = {
     "all": lambda it, f: all(_truth(f(v)) for v in it),
     "any": lambda it, f: any(_truth(f(v)) for v in it),
     "for_each": lambda it, f: (list(map(f, it)), None)[1],
+    **typed_consumers(_sum, _product),
 }
 
 
@@ -274,7 +264,9 @@ def iterator_method(it: RuneIterator, name: str, args: list[Any]) -> Any:
     if name in _IN_PLACE:
         return _IN_PLACE[name](it, *args)
     if name in ADAPTORS:
-        return RuneIterator(iter(ADAPTORS[name](it.it, *args)))
+        made = ADAPTORS[name](it.it, *args)
+        # an adaptor of `iterator_back` is kept itself: its `__iter__` hands out a generator
+        return RuneIterator(made if isinstance(made, ReadByGenerator) else iter(made))
     if name in CONSUMERS:
         return CONSUMERS[name](it.it, *args)
     if "::" in name:  # `collect::<Vec<_>>()`: a target type with no conversion of its own

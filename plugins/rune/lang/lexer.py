@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from .errors import RuneSyntaxError
+from .std_u64 import BYTE_VALUES, unsigned_literal
 from .tokens import KEYWORDS, PUNCTUATION, Token, token
 
 _SPACE = re.compile(r"[ \t\r\n]+")
@@ -76,7 +77,7 @@ class Lexer:
         while True:
             for m in _FAST.finditer(src, pos):
                 kind = m.lastgroup
-                start, pos = m.span(kind)  # type: ignore[arg-type]
+                start, pos = m.span(kind)  # type: ignore[arg-type]  # every alternative is a named group
                 text = src[start:pos]
                 if start > newline:
                     line += src.count("\n", newline, start)
@@ -143,7 +144,7 @@ class Lexer:
         ch = src[self.pos]
         # Most tokens are words and punctuation: recognise them before the rarer forms.
         if (ch.isalpha() or ch == "_") and not (ch in "br" and self.peek(1) in ("'", '"', "#")):
-            word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]
+            word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]  # `ch` starts a word
             return token("kw" if word in KEYWORDS else "ident", word, line, col)
         if ch in _PUNCT_FIRST:
             punct = _PUNCT.match(src, self.pos)
@@ -180,7 +181,7 @@ class Lexer:
             value = self.char_literal(line, col)
             if ord(value) > 255:
                 raise self.error("byte literal out of range", line, col)
-            return token("byte", ord(value), line, col)
+            return token("byte", BYTE_VALUES[ord(value)], line, col)  # `b'a'` is a u64 upstream
         if ch == "b" and self.peek(1) == '"':
             self.advance()
             text = self.string_literal('"', line, col)
@@ -193,7 +194,7 @@ class Lexer:
         ):
             return self.raw_string(line, col)
         if ch.isalpha() or ch == "_":
-            word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]
+            word = self.skip(_WORD.match(src, self.pos).end() - self.pos)  # type: ignore[union-attr]  # `ch` starts a word
             if word in KEYWORDS:
                 return token("kw", word, line, col)
             return token("ident", word, line, col)
@@ -227,13 +228,17 @@ class Lexer:
             while self.pos < len(src) and (src[self.pos].isalnum() or src[self.pos] == "_"):
                 self.advance()
             text = src[digits_start : self.pos].replace("_", "")
+            found = ""
             for suffix in _INT_SUFFIXES:
-                if base != 16 and text.endswith(suffix):
-                    text = text[: -len(suffix)]
+                # `u` is no hex digit: `0xffu8` ends in a suffix, `0xbeefi8` need not
+                if (base != 16 or suffix[0] == "u") and text.endswith(suffix):
+                    text, found = text[: -len(suffix)], suffix
+                    break
             try:
-                return token("int", int(text, base), line, col)
+                value = int(text, base)
             except ValueError:
                 raise self.error(f"invalid number literal {src[start : self.pos]!r}", line, col) from None
+            return token("int", self.unsigned(value, found, line, col), line, col)
         is_float = False
         while self.pos < len(src) and (src[self.pos].isdigit() or src[self.pos] == "_"):
             self.advance()
@@ -262,7 +267,16 @@ class Lexer:
             raise self.error(f"invalid number suffix {suffix!r}", line, col)
         if is_float:
             return token("float", float(text), line, col)
-        return token("int", int(text), line, col)
+        return token("int", self.unsigned(int(text), suffix, line, col), line, col)
+
+    def unsigned(self, value: int, suffix: str, line: int, col: int) -> int:
+        """``value`` as a ``u64`` when ``suffix`` is unsigned (upstream's u8..u64 literals are all
+        u64 values), else unchanged; an out-of-range literal is an error."""
+        try:
+            unsigned = unsigned_literal(value, suffix)
+        except ValueError as exc:
+            raise self.error(str(exc), line, col) from None
+        return value if unsigned is None else unsigned
 
     def escape(self, line: int, col: int) -> str:
         self.advance()  # backslash

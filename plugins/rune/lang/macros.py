@@ -8,16 +8,9 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING
 
 from . import nodes as n
-
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-
-    _Base = CodeGen
-else:
-    _Base = object
+from .codegen_base import CodeGenBase
 
 _NAMED = re.compile(r"(?<!\{)\{([^\W\d]\w*)(?::[^}]*)?\}")
 _PIECE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[^{}]+|[{}]")
@@ -68,7 +61,7 @@ def _spec_option(a: n.Node) -> bool:
     )
 
 
-class MacroGen(_Base):
+class MacroGen(CodeGenBase):
     """Mixin of ``CodeGen`` for macros."""
 
     def formatted(self, e: n.Macro, args: list[n.Node]) -> ast.expr:

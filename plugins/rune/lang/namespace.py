@@ -3,6 +3,7 @@ Python builtins beyond the few names the fast paths use)."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -10,10 +11,12 @@ from . import asyncio_bridge, formatting, output, std_methods
 from . import runtime as rt
 from .codegen_collections import NOTOPT, NOVAL, raw_option
 from .codegen_ops import HELPERS
-from .format_spec import format_with_options
+from .formatting import format_with_options
 from .iterators import RuneIterator
 from .iterators import _sum as iterator_sum
 from .limits import allocate_text, check_length, out_of_budget
+from .moves import take
+from .shared_string import SharedString, share
 from .std_collections import HashMap, HashSet
 from .std_float import FLOAT
 from .std_types import is_range_kind
@@ -38,6 +41,7 @@ def helpers() -> dict[str, Any]:
         "_overflow": rt.overflow,
         "next": next,
         "zip": zip,
+        "compress": itertools.compress,
         "_neg": rt.op_neg,
         "_not": rt.op_not,
         "_eq": rt.eq,
@@ -72,6 +76,9 @@ def helpers() -> dict[str, Any]:
         "_invoke": std_methods.invoke,
         "_push": std_methods.push,
         "_mutate_string": std_methods.mutate_string,
+        "_share": share,
+        "_SharedString": SharedString,
+        "_take": take,
         "_check_length": check_length,
         "_allocate_text": allocate_text,
         "_await": asyncio_bridge.await_value,

@@ -22,10 +22,8 @@ from __future__ import annotations
 from . import nodes as n
 from .codegen_floats import FloatGen
 from .emit import I64_MAX, I64_MIN
-from .flow import assignments, binds, combine
-
-# Previous bounds of the narrowed locals (None: had none), restored after the branch.
-Saved = dict[str, tuple[int, int] | None]
+from .flow import assignments, binds, combine, divided, nodes
+from .scope import Saved
 
 
 class NarrowGen(FloatGen):
@@ -95,6 +93,9 @@ class NarrowGen(FloatGen):
                 return None
             lo, hi = combine(e.op, left, right)
             return (max(lo, I64_MIN), min(hi, I64_MAX)) if lo <= I64_MAX and hi >= I64_MIN else None
+        if isinstance(e, n.Binary) and e.op in ("%", "/"):
+            left, divisor = self.int_bounds(e.left), self.int_constant(e.right)
+            return None if left is None or divisor is None or divisor <= 0 else divided(e.op, left, divisor)
         return None
 
     def local_py(self, name: str, depth: int | None = None) -> str | None:
@@ -117,6 +118,7 @@ class NarrowGen(FloatGen):
         it in the next iteration."""
         if not self.ctx.bounds and not self.float_facts:
             return
+        entry: dict[str, tuple[int, int]] = {}  # locals without a monotone side: their bounds at entry
         for name, sites in assignments(parts).items():
             py = self.local_py(name)
             if py is not None:
@@ -131,6 +133,45 @@ class NarrowGen(FloatGen):
                 self.ctx.bounds[py] = (I64_MIN, hi)
             else:
                 del self.ctx.bounds[py]
+                entry[name] = (lo, hi)
+        for name, known in entry.items():
+            self.kept_through_loop(name, known, parts)
+
+    def kept_through_loop(self, name: str, entry: tuple[int, int], parts: tuple[n.Node, ...]) -> None:
+        """Bounds for int local ``name`` through the loop made of ``parts``, if its assignments
+        there keep it within bounds that hold at entry (``seed = (seed * k + c) % m``): the
+        union of the entry bounds and of what each assignment can store, grown until it holds
+        itself (an induction over the iterations), else none.
+
+        A value is bounded from the bounds that hold everywhere in the loop (locals it does
+        not assign, the sides kept by ``enter_loop``, and the bounds found before this one);
+        a loop that binds a name of its own (``let``, a pattern) may shadow what a value
+        reads, so it is left alone."""
+        py = self.local_py(name)
+        if py is None or self.ctx.types.get(py) is not int or binds(parts, name):
+            return
+        values = []
+        for site in assignments(parts)[name]:
+            if not isinstance(site, n.Assign):
+                return
+            value = site.value if site.op == "=" else n.Binary(site.line, site.col, site.op[:-1], site.target, site.value)
+            if any(binds(parts, read) for read in _read_names(value)):
+                return
+            values.append(value)
+        known = entry
+        for _ in range(4):
+            self.ctx.bounds[py] = known
+            grown = known
+            for value in values:
+                stored = self.int_bounds(value)
+                if stored is None:
+                    del self.ctx.bounds[py]
+                    return
+                grown = (min(grown[0], stored[0]), max(grown[1], stored[1]))
+            if grown == known:
+                return  # every assignment stores a value within `known`: it holds throughout
+            known = grown
+        del self.ctx.bounds[py]
 
     def monotone(self, py: str, sites: list[n.Node | None], parts: tuple[n.Node, ...]) -> int:
         """1 if every assignment in ``sites`` adds something >= 0 to int local ``py``, -1 if
@@ -156,7 +197,9 @@ class NarrowGen(FloatGen):
         if not (isinstance(e, n.Path) and len(e.names) == 1) or e.names[0] in self.ctx.reassigned:
             return False
         py = self.local_py(e.names[0])
-        known = self.ctx.bounds.get(py) if py is not None else None
+        if py is None:
+            return False
+        known = self.ctx.bounds.get(py)
         return (
             known is not None
             and known[0] >= 0
@@ -223,6 +266,10 @@ class NarrowGen(FloatGen):
         if isinstance(e, n.Path) and len(e.names) == 1 and (fragile or e.names[0] not in self.ctx.reassigned):
             return self.lookup(e.names[0])
         return None
+
+
+def _read_names(e: n.Node) -> set[str]:
+    return {x.names[0] for x in nodes((e,)) if isinstance(x, n.Path) and len(x.names) == 1}
 
 
 def diverges(b: n.Block) -> bool:

@@ -177,6 +177,7 @@ class Closure(Node):
     params: list[Node]
     body: Node
     is_async: bool = False
+    is_move: bool = False  # `move |..| ..`: the captured values are moved into the closure
 
 
 @dataclass(eq=False)

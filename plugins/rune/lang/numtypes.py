@@ -4,18 +4,20 @@ f64, a string, a vector or an object).
 A name qualifies when every binding of it in the function (``let``, ``for`` over an integer
 range, assignments) has that type statically: a literal, another qualifying name, arithmetic
 with an operand of that type (Rune never mixes int and float, so the result has that type or
-the operation raises) or a cast. The code generator drops ``type(x) is int`` guards for such
+the operation raises; an int *right* operand proves nothing: the left one may be a ``u64``,
+whose type the result takes) or a cast. The code generator drops ``type(x) is int`` guards for such
 names; the i64 overflow checks stay."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import nodes as n
 from .codegen_collections import FAST_METHODS
+from .std_u64 import U64
 
-INT_CASTS = frozenset({"i64", "u64", "usize", "isize", "i32", "u32", "u8", "i8", "u16", "i16"})
+INT_CASTS = frozenset({"i64", "usize", "isize", "i32", "u32", "u8", "i8", "u16", "i16"})  # `as u64`: a U64
 ARITH = frozenset({"+", "-", "*", "/", "%"})
 _RANGE = object()
 NUMERIC_OPS = ARITH | {"<", "<=", ">", ">="}
@@ -53,8 +55,10 @@ class Facts:
 
     def solve(self, seeds: dict[str, type] | None = None, calls: Calls | None = None) -> dict[str, type]:
         """Type the bound names; ``seeds`` are parameters of known type (never rebound) and
-        ``calls`` gives the type of a call expression (see ``static_type``)."""
-        return _solve(self.binds, self.unknown, seeds or {}, calls)
+        ``calls`` gives the type of a call expression (see ``static_type``). A string variable
+        stays untyped: it may come to hold a ``SharedString`` (see ``shared_string``)."""
+        types = _solve(self.binds, self.unknown, seeds or {}, calls)
+        return {name: kind for name, kind in types.items() if kind is not str}
 
 
 def _solve(
@@ -80,6 +84,18 @@ def _solve(
     return types
 
 
+def counts_in_i64(it: Any) -> TypeGuard[n.Range]:
+    """Whether ``for x in it`` counts in i64: a range with both ends that does not start at a u64
+    literal or ``as u64`` cast (``0u64..n`` counts in u64, its items are not ints)."""
+    if not (isinstance(it, n.Range) and it.start is not None and it.end is not None):
+        return False
+    start = it.start
+    return not (
+        (type(start) is n.Lit and type(start.value) is U64)
+        or (type(start) is n.Cast and start.type_name == "u64")
+    )
+
+
 def static_type(
     e: Any, names: dict[str, type], optimistic: bool = False, calls: Calls | None = None
 ) -> type | None:
@@ -103,6 +119,8 @@ def static_type(
         right = static_type(e.right, names, optimistic, calls)
         if optimistic and (left is None or right is None):
             return left or right
+        if left is None and right is int:
+            return None  # `x + 1`: a u64 `x` makes a u64
         return left if left is not None and (right is None or right is left) else right
     if isinstance(e, n.Unary):
         return static_type(e.operand, names, optimistic, calls) if e.op == "-" else None
@@ -140,7 +158,9 @@ def _walk(node: Any, f: Facts, weight: int) -> None:
         if len(node.names) == 1 and node.names[0] not in binds:
             unknown.add(node.names[0])
         return
-    if cls is n.Lit or not isinstance(node, n.Node) or cls is n.Closure or isinstance(node, n.Item):
+    # ``issubclass`` of the class in hand, as fast as ``isinstance``, keeps ``node`` untyped for the
+    # attribute reads below: each follows an exact class test.
+    if cls is n.Lit or not issubclass(cls, n.Node) or cls is n.Closure or issubclass(cls, n.Item):
         return
     if cls is n.Block and node.is_async:
         _count_operands(node, counts, weight)  # its bindings belong to another function
@@ -161,12 +181,7 @@ def _walk(node: Any, f: Facts, weight: int) -> None:
         return
     if cls is n.For:
         it = node.iterable
-        if (
-            isinstance(node.pattern, n.PBind)
-            and isinstance(it, n.Range)
-            and it.start is not None
-            and it.end is not None
-        ):
+        if isinstance(node.pattern, n.PBind) and counts_in_i64(it):
             _walk(it, f, weight)
             binds.setdefault(node.pattern.name, []).append(_RANGE)
         else:

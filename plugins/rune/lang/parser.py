@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from . import nodes as n
-from .cursor import TokenCursor
 from .item_parser import ItemParser
 from .lexer import tokenize
-from .pattern_parser import PatternParser
+from .macro_paths import macro_name
+from .std_u64 import U64, negative_literal_error
+from .stringify import stringify_tokens
 from .tokens import Token
 
 _BINARY = {
@@ -36,10 +37,20 @@ _MACRO_CLOSE = {"(": ")", "[": "]", "{": "}"}
 _LITERALS = frozenset(("int", "float", "str", "char", "byte", "bytes"))
 
 
-class Parser(TokenCursor, ItemParser, PatternParser):
+def _is_callable(e: n.Node, starts_statement: bool) -> bool:
+    """Whether `(` or `[` after ``e`` calls or indexes it (upstream's ``Expr::is_callable``)."""
+    if isinstance(e, (n.While, n.For)):
+        return False
+    if isinstance(e, (n.Loop, n.If, n.Match, n.Select)) or (isinstance(e, n.Block) and not e.is_async):
+        return not starts_statement
+    return True
+
+
+class Parser(ItemParser):
     def __init__(self, source: str, filename: str) -> None:
         super().__init__(source, filename, tokenize(source, filename))
         self.no_struct = False
+        self.statement_starts: set[int] = set()
 
     def block(self, is_async: bool = False) -> n.Block:
         t = self.expect("{")
@@ -67,7 +78,8 @@ class Parser(TokenCursor, ItemParser, PatternParser):
             and toks[self.i - 2].key != ";"
         ):
             # `if c { a } else { b }` as the last statement yields its value.
-            tail = stmts.pop().expr
+            tail = stmts[-1].expr
+            stmts.pop()
         return n.Block(t.line, t.column, stmts, tail, is_async)
 
     def expr(self, min_prec: int = 0) -> n.Node:
@@ -133,12 +145,20 @@ class Parser(TokenCursor, ItemParser, PatternParser):
                 return operand  # references are transparent in Rune
             if t.value == "-" and isinstance(operand, n.Lit) and type(operand.value) in (int, float):
                 return n.Lit(t.line, t.column, -operand.value)
+            if t.value == "-" and isinstance(operand, n.Lit) and type(operand.value) is U64:
+                problem = negative_literal_error(operand.value)
+                if problem is not None:
+                    raise self.error(problem, t)
+                return operand
             return n.Unary(t.line, t.column, t.value, operand)
         if t.key == "&&":
             self.i += 1
             return self.unary()
+        start = self.i
         e = self.primary()
-        return self.postfix(e) if self.toks[self.i].key in _POSTFIX else e
+        if self.toks[self.i].key not in _POSTFIX:
+            return e
+        return self.postfix(e, start in self.statement_starts)
 
     def call_args(self, close: str = ")") -> list[n.Node]:
         args = []
@@ -151,10 +171,17 @@ class Parser(TokenCursor, ItemParser, PatternParser):
         self.no_struct = saved
         return args
 
-    def postfix(self, e: n.Node) -> n.Node:
+    def postfix(self, e: n.Node, starts_statement: bool = False) -> n.Node:
+        """The calls, indexes, fields, `?` and `.await` after ``e``.
+
+        As upstream, `(` and `[` do not apply to a `while` or `for` loop, nor to the other
+        block-like expressions when ``e`` starts a statement, so `for x in v {} [a, b]` is a
+        loop and then an array."""
         while True:
             t = self.toks[self.i]
             if t.key not in _POSTFIX:
+                return e
+            if (t.key == "(" or t.key == "[") and not _is_callable(e, starts_statement):
                 return e
             if self.eat("?"):
                 e = n.Try(t.line, t.column, e)
@@ -224,7 +251,9 @@ class Parser(TokenCursor, ItemParser, PatternParser):
         if k == "ident":
             if t.value == "move" and (self.peek().is_("punct", "|") or self.peek().is_("punct", "||")):
                 self.i += 1
-                return self.closure(False)
+                moved = self.closure(False)
+                moved.is_move = True
+                return moved
             return self.path_expr()
         if k in _LITERALS:
             self.i += 1
@@ -374,10 +403,15 @@ class Parser(TokenCursor, ItemParser, PatternParser):
                     names[-1] = f"collect::{first.value}"
                 continue
             names.append(self.ident())
-        if self.at("!") and len(names) == 1 and self.peek().key in _MACRO_CLOSE:
+        if self.at("!") and self.peek().key in _MACRO_CLOSE:
             close = _MACRO_CLOSE[self.peek().key]
             self.i += 2
-            return n.Macro(t.line, t.column, names[0], self.call_args(close), close == "}")
+            name = macro_name(names)
+            if name == "stringify":  # its tokens need not form expressions
+                text, self.i = stringify_tokens(self.source, self.toks, self.i, close)
+                self.expect(close)
+                return n.Lit(t.line, t.column, text)
+            return n.Macro(t.line, t.column, name, self.call_args(close), close == "}")
         if self.at("{") and not self.no_struct and (names[-1][:1].isupper()):
             self.i += 1
             return n.ObjectLit(t.line, t.column, names, self.object_fields())

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from . import nodes as n
+from .cursor import TokenCursor
+from .std_u64 import U64, negative_literal_error
 from .tokens import PATH_KEYWORDS, Token
 
 
-class PatternParser:
-    """Mixin of ``Parser``: patterns."""
+class PatternParser(TokenCursor):
+    """The grammar layer of ``Parser`` for patterns, read through the token cursor."""
 
     def pattern(self) -> n.Node:
         t = self.tok
@@ -27,6 +29,11 @@ class PatternParser:
         t = self.tok
         if t.kind in ("int", "float"):
             self.i += 1
+            if neg and type(t.value) is U64:  # `-5u64` is out of range, `-0u64` is 0
+                problem = negative_literal_error(t.value)
+                if problem is not None:
+                    raise self.error(problem, t)
+                return t.value
             return -t.value if neg else t.value
         if neg:
             raise self.error("expected number after `-` in pattern")

@@ -191,9 +191,9 @@ def resolve_path(module: Module, names: list[str], self_type: TypeInfo | None, s
             raise RuneRuntimeError(f"missing item `{'::'.join(names)}`")
         v = nv
     if isinstance(v, TypeInfo) and v.kind == "unit" and v.enum_name is not None:
-        return v.unit_value  # type: ignore[attr-defined]
+        return v.unit_value
     if isinstance(v, TypeInfo) and v.kind == "unit" and len(names) >= 1 and not v.methods.get("__ctor__"):
-        return v.unit_value  # type: ignore[attr-defined]
+        return v.unit_value
     return v
 
 

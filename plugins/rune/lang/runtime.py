@@ -11,6 +11,18 @@ from typing import Any
 from .errors import RuneRuntimeError
 from .formatting import debug
 from .limits import allocate, metered
+from .shared_string import SharedString
+from .std_u64 import (
+    U64,
+    byte_values,
+    integer_range,
+    mixed_arith,
+    mixed_bitwise,
+    mixed_cmp,
+    mixed_eq,
+    range_items,
+    u64_not,
+)
 from .values import (
     Bytes,
     Char,
@@ -35,7 +47,7 @@ def type_name(v: Any) -> str:
         return "f64"
     if t is bool:
         return "bool"
-    if t is str:
+    if t is str or t is SharedString:
         return "String"
     if t is Char:
         return "char"
@@ -59,6 +71,8 @@ def type_name(v: Any) -> str:
         return "Range"
     if t is Bytes:
         return "Bytes"
+    if t is U64:
+        return "u64"
     return t.__name__
 
 
@@ -82,7 +96,14 @@ def op_add(a: Any, b: Any) -> Any:
     if ta is str and type(b) is str:
         allocate(len(a) + len(b), "string", 1 if a.isascii() and b.isascii() else 4)
         return a + b
+    if (ta is SharedString or ta is str) and type(b) in _TEXT:  # a new string, as upstream's ADD
+        return op_add(str(a), str(b))
+    if ta is U64 or type(b) is U64:
+        return mixed_arith("+", a, b, op_add)
     raise bad_operands("+", a, b)
+
+
+_TEXT = (str, SharedString)
 
 
 def op_sub(a: Any, b: Any) -> Any:
@@ -93,6 +114,8 @@ def op_sub(a: Any, b: Any) -> Any:
         raise overflow("-")
     if type(a) is float and type(b) is float:
         return a - b
+    if type(a) is U64 or type(b) is U64:
+        return mixed_arith("-", a, b, op_sub)
     raise bad_operands("-", a, b)
 
 
@@ -104,6 +127,8 @@ def op_mul(a: Any, b: Any) -> Any:
         raise overflow("*")
     if type(a) is float and type(b) is float:
         return a * b
+    if type(a) is U64 or type(b) is U64:
+        return mixed_arith("*", a, b, op_mul)
     raise bad_operands("*", a, b)
 
 
@@ -124,6 +149,8 @@ def op_div(a: Any, b: Any) -> Any:
                 else math.nan
             )
         return a / b
+    if type(a) is U64 or type(b) is U64:
+        return mixed_arith("/", a, b, op_div)
     raise bad_operands("/", a, b)
 
 
@@ -135,37 +162,45 @@ def op_rem(a: Any, b: Any) -> Any:
         return -r if a < 0 else r
     if type(a) is float and type(b) is float:
         return math.fmod(a, b) if b != 0.0 else math.nan
+    if type(a) is U64 or type(b) is U64:
+        return mixed_arith("%", a, b, op_rem)
     raise bad_operands("%", a, b)
 
 
-def _int_pair(op: str, a: Any, b: Any) -> None:
-    if type(a) is not int or type(b) is not int:
-        raise bad_operands(op, a, b)
+def _other_bitwise(op: str, a: Any, b: Any, i64_op: Any) -> Any:
+    """``a op b`` past the i64 and bool paths: a ``u64`` takes part (see ``std_u64``), or an error."""
+    if type(a) is U64 or type(b) is U64:
+        return mixed_bitwise(op, a, b, i64_op)
+    raise bad_operands(op, a, b)
 
 
 def op_bitand(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        return a & b
     if type(a) is bool and type(b) is bool:
         return a and b
-    _int_pair("&", a, b)
-    return a & b
+    return _other_bitwise("&", a, b, op_bitand)
 
 
 def op_bitor(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        return a | b
     if type(a) is bool and type(b) is bool:
         return a or b
-    _int_pair("|", a, b)
-    return a | b
+    return _other_bitwise("|", a, b, op_bitor)
 
 
 def op_bitxor(a: Any, b: Any) -> Any:
+    if type(a) is int and type(b) is int:
+        return a ^ b
     if type(a) is bool and type(b) is bool:
         return a != b
-    _int_pair("^", a, b)
-    return a ^ b
+    return _other_bitwise("^", a, b, op_bitxor)
 
 
 def op_shl(a: Any, b: Any) -> Any:
-    _int_pair("<<", a, b)
+    if type(a) is not int or type(b) is not int:
+        return _other_bitwise("<<", a, b, op_shl)
     if not 0 <= b < 64:
         raise overflow("<<")
     r = (a << b) & 0xFFFFFFFFFFFFFFFF
@@ -173,7 +208,8 @@ def op_shl(a: Any, b: Any) -> Any:
 
 
 def op_shr(a: Any, b: Any) -> Any:
-    _int_pair(">>", a, b)
+    if type(a) is not int or type(b) is not int:
+        return _other_bitwise(">>", a, b, op_shr)
     if not 0 <= b < 64:
         raise overflow(">>")
     return a >> b
@@ -194,6 +230,8 @@ def op_not(a: Any) -> Any:
         return not a
     if type(a) is int:
         return ~a
+    if type(a) is U64:
+        return u64_not(a)
     raise RuneRuntimeError(f"unsupported operation `!{type_name(a)}`")
 
 
@@ -203,12 +241,16 @@ def eq(a: Any, b: Any) -> bool:
     if ta is not tb:
         if a is None or b is None:
             return False
+        if ta in _TEXT and tb in _TEXT:
+            return str(a) == str(b)
+        if ta is U64 or tb is U64:
+            return mixed_eq(a, b)
         if hasattr(ta, "equals"):  # std::collections: HashMap, HashSet, VecDeque (any iterable)
             return a.equals(b)
         if (ta is list or ta is tuple) and (tb is RangeValue or hasattr(tb, "__rune_iter__")):
             return _vec_eq_iterable(a, b)
         raise RuneRuntimeError(f"cannot compare `{type_name(a)}` with `{type_name(b)}` for equality")
-    if ta in (int, float, str, bool, Char, Bytes):
+    if ta in (int, float, str, bool, Char, Bytes, SharedString, U64):
         return a == b
     if ta in (list, tuple):
         return len(a) == len(b) and all(eq(x, y) for x, y in zip(a, b))
@@ -242,9 +284,14 @@ def _vec_eq_iterable(a: list, b: Any) -> bool:
 def cmp(a: Any, b: Any) -> int:
     """Rune ordering: -1, 0 or 1; mixing types is an error."""
     ta, tb = type(a), type(b)
+    if (ta is SharedString or tb is SharedString) and ta in _TEXT and tb in _TEXT:
+        a, b = str(a), str(b)
+        return (a > b) - (a < b)
     if ta is not tb:
+        if ta is U64 or tb is U64:
+            return mixed_cmp(a, b)
         raise RuneRuntimeError(f"cannot compare `{type_name(a)}` with `{type_name(b)}`")
-    if ta in (int, float, str, bool, Char, Bytes):
+    if ta in (int, float, str, bool, Char, Bytes, U64):
         return (a > b) - (a < b)
     if ta in (list, tuple):
         for x, y in zip(a, b):
@@ -260,7 +307,7 @@ def cmp(a: Any, b: Any) -> int:
         if a.is_ok != b.is_ok:
             return -1 if a.is_ok else 1
         return cmp(a.value, b.value)
-    if ta is Instance and a.type is b.type:
+    if ta is Instance and a.type is b.type and a.type.ordered:
         return cmp(a.values, b.values)
     if ta is RangeValue and a.inclusive == b.inclusive:  # start first, then end
         return cmp([Option(a.start is not None, a.start), Option(a.end is not None, a.end)],
@@ -338,18 +385,21 @@ def iterate(v: Any) -> Iterator[Any]:
         if type(v.start) is Char and type(v.end) is Char:  # 'a'..='e'
             return map(Char, map(chr, range(ord(v.start), ord(v.end) + v.inclusive)))
         if type(v.start) is not int or type(v.end) is not int:
+            if type(v.start) is U64 or type(v.end) is U64:
+                items = range_items(v.start, v.end, v.inclusive)
+                return metered(items) if v.end is None else items
             raise RuneRuntimeError("only integer ranges (and char ranges) can be iterated")
         return iter(v.py_range())
     if t is list or t is tuple:
         return iter(v)
     if t is dict:
         return iter(list(v.items()))
-    if t is str:
-        return iter([Char(c) for c in v])
+    if t is str or t is SharedString:
+        return iter([Char(c) for c in str(v)])
     if t is Option:
         return iter([v.value] if v.is_some else [])
     if t is Bytes:
-        return iter(list(v))
+        return iter(byte_values(v))  # u64 items, as upstream
     it = getattr(v, "__rune_iter__", None)
     if it is not None:
         return it()
@@ -366,7 +416,7 @@ def bad_condition(v: Any) -> bool:
 def int_range(start: Any, end: Any, inclusive: bool) -> Iterator[Any]:
     """The iterator of ``for x in start..end``: integer bounds only."""
     if type(start) is not int or type(end) is not int:
-        raise RuneRuntimeError("only integer ranges can be iterated")
+        return integer_range(start, end, inclusive)
     return iter(range(start, end + 1 if inclusive else end))
 
 

@@ -2,7 +2,31 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ast
+
+    from . import nodes as n
+
+# Previous bounds of the narrowed locals (None: had none), restored after the branch.
+Saved = dict[str, tuple[int, int] | None]
+
+
+class LoopCtx:
+    """A loop of the function being generated: where `break` and `continue` inside it go (``codegen_control``)."""
+
+    __slots__ = ("assigned", "depth", "exits", "flag", "label", "parts", "pre", "result")
+
+    def __init__(self, label: str | None, result: str | None, depth: int) -> None:
+        self.label = label
+        self.result = result  # Python name receiving `break value`
+        self.flag: str | None = None
+        self.exits: list[LoopCtx] = []  # outer loops that a labelled jump inside this one targets
+        self.depth = depth  # scopes (``ctx.blocks``) visible where the loop starts
+        self.pre: list[ast.stmt] = []  # statements run once before the loop (hoisted tests)
+        self.parts: tuple[n.Node, ...] = ()  # the condition and body
+        self.assigned: dict[str, list[n.Node | None]] | None = None  # see ``assignments``
 
 
 class FnCtx:
@@ -13,7 +37,7 @@ class FnCtx:
         self.blocks: list[dict[str, str]] = [{}]
         self.captures: dict[str, str] = {}  # outer Python name -> local Python name
         self.assigned: set[str] = set()
-        self.loops: list[Any] = []
+        self.loops: list[LoopCtx] = []
         self.numeric = numeric  # Rune names bound only to ints (or only floats) in this function
         self.types: dict[str, type] = {}  # Python name -> int/float when statically known
         self.reassigned: set[str] = set()  # Rune names assigned with `=` / `op=`

@@ -13,39 +13,27 @@ checks and the budget tick stay as they are in the generic code."""
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeGuard
 
 from . import nodes as n
+from .codegen_base import Clone, CodeGenBase, Pending
 from .flow import nodes
 from .narrowing import diverges
 from .numtypes import Calls, Facts, static_type
-
-if TYPE_CHECKING:
-    from .codegen import CodeGen
-    from .codegen_items import Pending
-
-    _Base = CodeGen
-else:
-    _Base = object
 
 _NEVER = object()  # the type of an expression that never produces a value (`return`, `panic!`)
 _EXITS = (n.Return, n.Try)  # nodes that leave a function early
 
 
-class Clone:
-    """The integer clone of a function: its Python name, the indexes of the parameters it
-    declares ``int`` and the type it always returns (None: unknown)."""
-
-    __slots__ = ("done", "params", "pyname", "returns")
-
-    def __init__(self, pyname: str, params: list[int]) -> None:
-        self.pyname, self.params = pyname, params
-        self.returns: type | None = None
-        self.done = False  # generated (on its first call, like every function)
+def _binds_only(params: list[n.Node]) -> TypeGuard[list[n.PBind]]:
+    """Whether every parameter is a plain name (only such functions get a clone)."""
+    return all(type(prm) is n.PBind for prm in params)
 
 
-class CloneGen(_Base):
+class CloneGen(CodeGenBase):
     """Mixin of ``CodeGen`` deciding, inferring and calling integer clones."""
+
+    walked: dict[int, tuple[n.Node, Facts]]  # id(function body) -> its walk (see ``facts``)
 
     def facts(self, body: n.Node) -> Facts:
         """The ``numtypes`` walk of a function body, made once per body."""
@@ -64,7 +52,7 @@ class CloneGen(_Base):
             isinstance(decl, n.FnDecl)
             and not decl.is_async
             and not decl.has_self
-            and all(type(prm) is n.PBind for prm in decl.params)
+            and _binds_only(decl.params)
         ):
             facts = self.facts(decl.body)
             params = [
@@ -83,7 +71,7 @@ class CloneGen(_Base):
             self.infer_returns(p, clone)
         return clone
 
-    def infer_returns(self, p: Pending, clone: Clone) -> None:
+    def infer_returns(self, p: Pending[n.FnDecl], clone: Clone) -> None:
         """Set ``clone.returns``: try each candidate as the type recursive calls return and keep
         the one the body then evaluates to. Clones decided while a candidate is checked depend
         on it and are forgotten when it fails."""
@@ -100,13 +88,14 @@ class CloneGen(_Base):
                 del self.clones[name]
         clone.returns = None
 
-    def body_type(self, p: Pending, clone: Clone) -> Any:
+    def body_type(self, p: Pending[n.FnDecl], clone: Clone) -> Any:
         decl = p.decl
         saved = (self.module, self.self_type)
         self.module, self.self_type = p.module, p.self_type
         try:
             facts = self.facts(decl.body)
-            seeds = {decl.params[i].name: int for i in clone.params}
+            assert _binds_only(decl.params)  # see ``clone_of``
+            seeds: dict[str, type] = {decl.params[i].name: int for i in clone.params}
             calls = self.calls_typer(facts.rebound | {prm.name for prm in decl.params})
             names = {**facts.solve(seeds, calls), **seeds}
             kind = self.value_type(decl.body, names, calls)
@@ -122,21 +111,20 @@ class CloneGen(_Base):
 
     def value_type(self, e: n.Node, names: dict[str, type], calls: Any) -> Any:
         """The type the value of ``e`` always has, ``_NEVER`` if it has none, else None."""
-        cls = type(e)
-        if cls is n.Block and not e.is_async:
+        if type(e) is n.Block and not e.is_async:
             if e.tail is None:
                 return _NEVER if diverges(e) else None
             return self.value_type(e.tail, names, calls)
-        if cls is n.If:
+        if type(e) is n.If:
             if e.otherwise is None:
                 return None
             return _join(self.value_type(e.then, names, calls), self.value_type(e.otherwise, names, calls))
-        if cls is n.Match:
+        if type(e) is n.Match:
             kind: Any = _NEVER
             for arm in e.arms:
                 kind = _join(kind, self.value_type(arm.body, names, calls))
             return kind
-        if cls is n.Return or (cls is n.Macro and e.name == "panic"):
+        if type(e) is n.Return or (type(e) is n.Macro and e.name == "panic"):
             return _NEVER
         return static_type(e, names, calls=calls)
 
@@ -174,12 +162,12 @@ class CloneGen(_Base):
         self.reference(p, clone)
         return clone
 
-    def reference(self, p: Pending, clone: Clone) -> None:
+    def reference(self, p: Pending[n.FnDecl], clone: Clone) -> None:
         """Code about to be generated calls ``clone``: a stub generates it at its first call."""
         if not clone.done and clone.pyname not in self.ns:
             self.ns[clone.pyname] = self.stub(p, clone)
 
-    def dispatch(self, p: Pending, clone: Clone, params: list[str]) -> ast.stmt:
+    def dispatch(self, p: Pending[n.FnDecl], clone: Clone, params: list[str]) -> ast.stmt:
         """``if type(p) is int ...: return F_i(_s, *params)`` at the start of the generic code."""
         self.reference(p, clone)
         test = self.and_(*(self.type_is(self.N(params[i]), "int") for i in clone.params))

@@ -10,13 +10,14 @@ from typing import Any
 from .errors import RuneRuntimeError
 from .limits import allocate, check_length
 from .runtime import iterate, type_name
+from .std_u64 import BYTE_VALUES, U64, byte_values
 from .values import NONE, Bytes, Option, Result, some
 
 
 def _byte(v: Any) -> int:
-    if type(v) is not int or not 0 <= v <= 255:
+    if (type(v) is not int and type(v) is not U64) or not 0 <= v <= 255:
         raise RuneRuntimeError(f"expected a byte (an integer in 0..=255), found `{type_name(v)}` {v!r}")
-    return v
+    return int(v)  # an i64 or a u64 (`240u8`) converts, as upstream's `u8` argument
 
 
 def from_vec(items: Any) -> Bytes:
@@ -48,7 +49,7 @@ def _shrink(b: Bytes) -> None:
 def _remove(b: Bytes, i: int) -> int:
     if not 0 <= i < len(b):
         raise RuneRuntimeError(f"index {i} out of bounds for a byte string of length {len(b)}")
-    return b.pop(i)
+    return BYTE_VALUES[b.pop(i)]
 
 
 def _insert(b: Bytes, i: int, v: Any) -> None:
@@ -72,17 +73,17 @@ def _get(b: Bytes, i: Any) -> Option:
     if type(i) is RangeValue:
         s = range_slice_or_none(i, len(b))
         return NONE if s is None else some(Bytes(b[s]))
-    return some(b[i]) if type(i) is int and 0 <= i < len(b) else NONE
+    return some(BYTE_VALUES[b[i]]) if type(i) is int and 0 <= i < len(b) else NONE
 
 
 BYTES_METHODS: dict[str, Any] = {
-    "into_vec": lambda b: list(b),
-    "as_vec": lambda b: list(b),
+    "into_vec": byte_values,
+    "as_vec": byte_values,
     "extend_str": _extend_str,
     "remove": _remove,
     "insert": _insert,
-    "first": lambda b: some(b[0]) if b else NONE,
-    "last": lambda b: some(b[-1]) if b else NONE,
+    "first": lambda b: some(BYTE_VALUES[b[0]]) if b else NONE,
+    "last": lambda b: some(BYTE_VALUES[b[-1]]) if b else NONE,
     "clear": lambda b: b.clear(),
     "capacity": capacity,
     "reserve": _reserve,
@@ -96,7 +97,7 @@ BYTES_METHODS: dict[str, Any] = {
 def _iter(b: Bytes) -> Any:
     from .iterators import RuneIterator
 
-    return RuneIterator(iter(list(b)))
+    return RuneIterator(iter(byte_values(b)))
 
 
 def string_from_utf8(data: Any) -> Result:

@@ -21,12 +21,15 @@ import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .collection_hints import sized
 from .errors import RuneRuntimeError
 from .formatting import debug as _debug
 from .iterators import CONSUMERS, RuneIterator
 from .limits import ITEM_BLOCK, OBJECT_KEY_BYTES, allocate, check_length, grow
 from .runtime import eq, iterate, type_name
-from .values import NONE, Bytes, Module, Option, Result
+from .shared_string import SharedString
+from .std_u64 import U64, u64_hash_key
+from .values import NONE, Bytes, Option, Result
 
 __all__ = ["HASHMAP_NS", "HASHSET_NS", "HashMap", "HashSet", "hash_key"]
 
@@ -73,6 +76,10 @@ def hash_key(v: Any) -> Any:
         return (_OK if v.is_ok else _ERR, hash_key(v.value))
     if t is Bytes:
         return (_BYTES, bytes(v))
+    if t is SharedString:  # hashes as its text now, as upstream's HASH of a String
+        return str(v)
+    if t is U64:
+        return u64_hash_key(v)
     raise RuneRuntimeError(
         f"Unsupported unary operation `hash` on `{type_name(v)}`: a map key or set value must be an "
         "integer, float, string, bytes, tuple, vector, Option or Result"
@@ -175,13 +182,20 @@ class HashMap:
         return _guarded((originals.get(k, k) for k in self.table), "map")
 
     def iter(self) -> RuneIterator:
-        return RuneIterator(self.items())
+        source = iter(self.table.items())  # what is left of it is the iterator's exact size hint
+        originals = self.originals
+        pairs = ((originals.get(k, k), v) for k, v in source) if originals else source
+        return RuneIterator(sized(_guarded(pairs, "map"), source, False))
 
     def keys(self) -> RuneIterator:
-        return RuneIterator(self.keys_())
+        source = iter(self.table)
+        originals = self.originals
+        keys = (originals.get(k, k) for k in source) if originals else source
+        return RuneIterator(sized(_guarded(keys, "map"), source, False))
 
     def values(self) -> RuneIterator:
-        return RuneIterator(_guarded(iter(self.table.values()), "map"))
+        source = iter(self.table.values())
+        return RuneIterator(sized(_guarded(source, "map"), source, False))
 
     def extend(self, pairs: Any) -> None:
         self.fill(iterate(pairs), "HashMap::extend")
@@ -305,7 +319,8 @@ class HashSet:
         return _guarded(iter(self.table.values()), "set")
 
     def iter(self) -> RuneIterator:
-        return RuneIterator(self.values_())
+        source = iter(self.table.values())
+        return RuneIterator(sized(_guarded(source, "set"), source, True))
 
     def extend(self, values: Any) -> None:
         self.fill(iterate(values))
@@ -468,33 +483,3 @@ HASHSET_NS = TypeNamespace(
 
 CONSUMERS["collect::HashMap"] = HashMap.collected
 CONSUMERS["collect::HashSet"] = HashSet.collected
-
-
-def collections_module() -> Module:
-    """``std::collections`` with its re-exports and the ``hash_map``, ``hash_set`` and
-    ``vec_deque`` modules, as upstream lays them out."""
-    from .std_vec_deque import VECDEQUE_NS
-
-    return Module(
-        "collections",
-        {
-            "HashMap": HASHMAP_NS,
-            "HashSet": HASHSET_NS,
-            "VecDeque": VECDEQUE_NS,
-            "hash_map": Module("hash_map", {"HashMap": HASHMAP_NS}),
-            "hash_set": Module("hash_set", {"HashSet": HASHSET_NS}),
-            "vec_deque": Module("vec_deque", {"VecDeque": VECDEQUE_NS}),
-        },
-    )
-
-
-def _collection_types() -> dict[str, type]:
-    from .std_vec_deque import VecDeque
-
-    return {"HashMap": HashMap, "HashSet": HashSet, "VecDeque": VecDeque}
-
-
-COLLECTION_TYPES = _collection_types()
-"""Type names for ``value is HashMap``."""
-INDEXED = frozenset({HashMap, COLLECTION_TYPES["VecDeque"]})
-"""Collections with the ``INDEX_GET`` / ``INDEX_SET`` protocols (a HashSet has neither)."""

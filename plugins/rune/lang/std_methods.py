@@ -6,14 +6,16 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .errors import RuneRuntimeError
+from .errors import RunePanic, RuneRuntimeError
 from .formatting import debug, display
 from .iterators import ADAPTORS, CONSUMERS, RuneIterator, iterator_method
 from .limits import allocate, grow
+from .moves import check_readable, is_moved
 from .runtime import I64_MAX, I64_MIN, iterate, type_name
-from .std_collections import COLLECTION_TYPES, INDEXED
+from .shared_string import SHARING_MUTATORS, SharedString, mutate_str
 from .std_numbers import turbofish_missing
 from .std_ops import COMPARISON_METHODS
+from .std_strings import str_get
 from .std_types import (
     METHODS,
     ORDERING,
@@ -22,6 +24,8 @@ from .std_types import (
     is_range_kind,
     range_slice,
 )
+from .std_u64 import BYTE_VALUES, U64, cast_integer, u64_hash_bits
+from .std_vec_deque import COLLECTION_TYPES, INDEXED
 from .values import (
     NONE,
     Bytes,
@@ -83,6 +87,8 @@ def call_value(f: Any, *args: Any) -> Any:
 
 def call_method(obj: Any, name: str, args: list[Any]) -> Any:
     t = type(obj)
+    if is_moved(obj):
+        check_readable(obj)
     if t is Instance:
         ty = obj.type
         m = ty.methods.get(name)
@@ -101,6 +107,8 @@ def call_method(obj: Any, name: str, args: list[Any]) -> Any:
     if table is not None:
         m = table.get(name)
         if m is not None:
+            if t is str and SharedString in map(type, args):  # the text of shared string arguments
+                args = [str(a) if type(a) is SharedString else a for a in args]
             return m(obj, *args)
     if (name in ADAPTORS or name in CONSUMERS) and t in (list, tuple, RangeValue, dict, str):
         return iterator_method(RuneIterator(iterate(obj)), name, args)
@@ -120,6 +128,8 @@ def call_method(obj: Any, name: str, args: list[Any]) -> Any:
 
 def mutate_string(s: str, name: str, args: list[Any]) -> tuple[str, Any]:
     """Strings are values here; mutating methods return the new string for write-back."""
+    if name in SHARING_MUTATORS:  # a capacity or a move: the place gets a SharedString
+        return mutate_str(s, name, args)
     if name == "push_str" or name == "push":
         added = str(args[0])
         allocate(len(s) + len(added), "string", 1 if s.isascii() and added.isascii() else 4)
@@ -140,7 +150,7 @@ def mutate_string(s: str, name: str, args: list[Any]) -> tuple[str, Any]:
 def get_index(obj: Any, key: Any) -> Any:
     t = type(obj)
     if t is list or t is tuple:
-        if type(key) is int:
+        if type(key) is int or type(key) is U64:  # upstream indexes with a usize: i64 or u64
             if 0 <= key < len(obj):
                 return obj[key]
             raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
@@ -150,16 +160,18 @@ def get_index(obj: Any, key: Any) -> Any:
         if key in obj:
             return obj[key]
         raise RuneRuntimeError(f"missing key {debug(key)} in object")
-    elif t is str and type(key) is RangeValue:
-        data = s = obj.encode()
-        return s[range_slice(key, len(data))].decode(errors="replace")
+    elif (t is str or t is SharedString) and type(key) is RangeValue:
+        found = str_get(str(obj), key)  # upstream INDEX_GET: a panic off a char boundary
+        if not found.is_some:
+            raise RunePanic("missing string slice")
+        return found.value
     elif t is Instance and obj.type.kind == "tuple" and type(key) is int:
         if 0 <= key < len(obj.values):
             return obj.values[key]
         raise RuneRuntimeError(f"index {key} out of bounds for `{obj.type.full_name}`")
     elif t is Bytes and type(key) is int:
         if 0 <= key < len(obj):
-            return obj[key]
+            return BYTE_VALUES[obj[key]]  # a u64, as upstream
         raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
     elif t is Bytes and type(key) is RangeValue:
         return Bytes(obj[range_slice(key, len(obj))])
@@ -170,7 +182,7 @@ def get_index(obj: Any, key: Any) -> Any:
 
 def set_index(obj: Any, key: Any, value: Any) -> None:
     t = type(obj)
-    if t is list and type(key) is int:
+    if t is list and (type(key) is int or type(key) is U64):
         if 0 <= key < len(obj):
             obj[key] = value
             return
@@ -178,10 +190,12 @@ def set_index(obj: Any, key: Any, value: Any) -> None:
     if t is Bytes and type(key) is int:
         if not 0 <= key < len(obj):
             raise RuneRuntimeError(f"index {key} out of bounds for length {len(obj)}")
-        if type(value) is not int or not 0 <= value <= 255:
+        if (type(value) is not int and type(value) is not U64) or not 0 <= value <= 255:
             raise RuneRuntimeError(f"a byte string holds bytes (0..=255), not `{type_name(value)}` {value!r}")
         obj[key] = value
         return
+    if t is dict and type(key) is SharedString:  # an object's keys are copies of the text
+        key = str(key)
     if t is dict and type(key) is str:
         if key not in obj:
             grow(obj, value, "object")
@@ -209,8 +223,8 @@ def get_field(obj: Any, name: Any) -> Any:
         if name < len(obj):
             return obj[name]
         raise RuneRuntimeError(f"tuple index {name} out of bounds")
-    if t in (Option, Result) and name == 0:
-        return obj.value
+    if (t is Option and name == 0 and obj.is_some) or (t is Result and name == 0):
+        return obj.value  # upstream's GET protocol: `Some(v).0`, `Ok(v).0`, `Err(e).0`; `None.0` has none
     if t is RangeValue and name in ("start", "end"):
         return getattr(obj, name)
     raise RuneRuntimeError(f"`{type_name(obj)}` has no field `{name}`")
@@ -233,9 +247,13 @@ def set_field(obj: Any, name: Any, value: Any) -> None:
 def cast(v: Any, target: str) -> Any:
     t = type(v)
     if target in ("f64", "f32"):
-        if t in (int, float):
+        if t in (int, float) or t is U64:
             return float(v)
     elif target in ("i64", "u64", "usize", "isize", "i32", "u32", "u8", "i8", "u16", "i16"):
+        if target == "u64" or t is U64:
+            if target in ("u64", "i64"):
+                return cast_integer(v, target)
+            v, t = u64_hash_bits(v), int  # the other integer targets: as the i64 with its bits
         if t is float:
             if math.isnan(v):
                 return 0
@@ -258,7 +276,7 @@ def cast(v: Any, target: str) -> Any:
 
 _TYPE_NAMES = {
     "i64": int,
-    "u64": int,
+    "u64": U64,
     "int": int,
     "f64": float,
     "float": float,
@@ -280,7 +298,7 @@ def is_type(v: Any, name: str, resolve: Callable[[], Any]) -> bool:
     if name == "Tuple" and v is None:
         return True  # unit is the empty tuple
     if py is not None:
-        return type(v) is py
+        return type(v) is py or (py is str and type(v) is SharedString)
     t = resolve()
     if type(v) is RangeValue:  # `x is std::ops::RangeInclusive`
         return isinstance(t, TypeInfo) and RANGE_TYPES.get(t.name) is t and is_range_kind(v, t.name)

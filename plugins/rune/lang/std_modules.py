@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import moves, vec_capacity
 from .iterators import RuneIterator
 from .runtime import iterate
+from .shared_string import SharedString, string_with_capacity
+from .std_any import TYPE_NS
 from .std_bytes import BYTES_NS, string_from_utf8
-from .std_collections import collections_module
+from .std_core import CONTROL_FLOW, char_from_i64, std_panic
 from .std_io import IO_FUNCTIONS, clone_value, join
 from .std_methods import ORDERING
-from .std_numbers import F64_CONSTS, F64_EXTRA, parse_int, parse_u64
+from .std_numbers import F64_CONSTS, F64_EXTRA, parse_float, parse_int
 from .std_ops import CMP_FUNCTIONS, OPS_FUNCTIONS
 from .std_types import GENERATOR_STATE, RANGE_TYPES
+from .std_u64 import U64, U64_NS
+from .std_vec_deque import collections_module
 from .values import NONE, Char, Module, Option, Result, some
 
 _out: list = []
@@ -30,22 +35,20 @@ STRING_NS = {
     "new": lambda: "",
     "from": lambda s: str(s),
     "from_str": lambda s: str(s),
-    "with_capacity": lambda n: "",
+    "with_capacity": string_with_capacity,
     "from_utf8": string_from_utf8,
 }
 VEC_NS = {
     "new": list,
-    "with_capacity": lambda n: [],
+    "with_capacity": vec_capacity.with_capacity,
     "from": lambda v: list(iterate(v)),
 }
-OBJECT_NS = {"new": dict, "with_capacity": lambda n: {}}
+OBJECT_NS: dict[str, Any] = {"new": dict, "with_capacity": lambda n: {}}
 CHAR_NS = {
-    "from_i64": lambda i: some(Char(chr(i))) if 0 <= i <= 0x10FFFF else NONE,
+    "from_i64": char_from_i64,
     "from_u32": lambda i: some(Char(chr(i))) if 0 <= i <= 0x10FFFF else NONE,
 }
 I64_NS = {"MAX": 2**63 - 1, "MIN": -(2**63), "parse": parse_int}
-# u64 values are i64 values here: MAX stays i64's (see docs/rune-language.md).
-U64_NS = {"MAX": 2**63 - 1, "MIN": 0, "parse": parse_u64}
 F64_NS = {
     "MAX": 1.7976931348623157e308,
     "MIN": -1.7976931348623157e308,
@@ -53,6 +56,12 @@ F64_NS = {
     "NEG_INFINITY": float("-inf"),
     "NAN": float("nan"),
     "EPSILON": 2.220446049250313e-16,
+    # Rust's f64 exponent limits (i32 there, i64 here)
+    "MIN_EXP": -1021,
+    "MAX_EXP": 1024,
+    "MIN_10_EXP": -307,
+    "MAX_10_EXP": 308,
+    "parse": parse_float,
     **F64_EXTRA,
 }
 ITER_NS = {
@@ -80,19 +89,25 @@ PRELUDE: dict[str, Any] = {
     "Option": OPTION_NS,
     "Result": RESULT_NS,
     "Ordering": ORDERING,
-    "drop": lambda v: None,
+    "drop": moves.drop,
+    "is_readable": moves.is_readable,
+    "is_writable": moves.is_writable,
     "Bytes": BYTES_NS,
     **IO_FUNCTIONS,
     "clone": clone_value,
+    "panic": std_panic,
+    "Type": TYPE_NS,
 }
 
 
 _STD_TYPE_NAMES = {
     bool: "::std::bool",
     int: "::std::i64",
+    U64: "::std::u64",
     float: "::std::f64",
     Char: "::std::char",
     str: "::std::string::String",
+    SharedString: "::std::string::String",
     Option: "::std::option::Option",
     Result: "::std::result::Result",
     list: "::std::vec::Vec",
@@ -126,6 +141,7 @@ def _std() -> Module:
     return Module(
         "std",
         {
+            "panic": std_panic,
             "cmp": cmp_mod,
             "iter": iter_mod,
             "string": string,
@@ -139,15 +155,17 @@ def _std() -> Module:
             "char": char,
             "collections": collections_module(),
             "slice": Module("slice", {"Iter": {}}),  # `Iter::collect(it)`: methods by path
-            "any": Module("any", {"type_name_of_val": type_name_of_val}),
+            "any": Module("any", {"type_name_of_val": type_name_of_val, "Type": TYPE_NS}),
             "bytes": Module("bytes", {"Bytes": BYTES_NS}),
             "io": Module("io", dict(IO_FUNCTIONS)),
             "future": Module("future", {"join": join}),
             "clone": Module("clone", {"clone": clone_value}),
+            "mem": Module("mem", {"drop": moves.drop, "snapshot": moves.snapshot, "Snapshot": {}}),
             "ops": Module(
                 "ops",
                 {
                     "generator": Module("generator", {"GeneratorState": GENERATOR_STATE}),
+                    "ControlFlow": CONTROL_FLOW,
                     **RANGE_TYPES,
                     **OPS_FUNCTIONS,
                 },
@@ -165,13 +183,13 @@ _NAMESPACE_TYPES: dict[int, type] = {
     id(OBJECT_NS): dict,
     id(CHAR_NS): Char,
     id(I64_NS): int,
-    id(U64_NS): int,
+    id(U64_NS): U64,
     id(F64_NS): float,
     id(OPTION_NS): Option,
     id(RESULT_NS): Result,
 }
 _MODULE_TYPES: dict[str, type] = {
-    "string": str, "vec": list, "object": dict, "char": Char, "i64": int, "u64": int, "f64": float,
+    "string": str, "vec": list, "object": dict, "char": Char, "i64": int, "u64": U64, "f64": float,
     "option": Option, "result": Result,
 }
 

@@ -10,6 +10,7 @@ from typing import Any
 from .errors import RunePanic, RuneRuntimeError
 from .runtime import I64_MAX, I64_MIN
 from .std_float import to_integer
+from .std_u64 import parse_u64
 from .values import NONE, Char, Option, Result, some
 
 _WRAP = 2**64
@@ -35,6 +36,16 @@ def _trunc_rem(a: int, b: int) -> int:
 def _nonzero(b: int, op: str) -> None:
     if b == 0:
         raise RunePanic(f"attempt to {op} with a divisor of zero")
+
+
+def _int_rem_euclid(a: int, b: int) -> int:
+    _nonzero(b, "calculate the remainder")
+    return a % abs(b)
+
+
+def _int_div_euclid(a: int, b: int) -> int:
+    _nonzero(b, "divide")
+    return _saturate((a - a % abs(b)) // b)
 
 
 def _checked_rem(a: int, b: int) -> Option:
@@ -71,8 +82,8 @@ INT_METHODS: dict[str, Any] = {
     "saturating_abs": lambda a: _saturate(abs(a)),
     "to::f64": float,
     "to::i64": lambda a: a,
-    "rem_euclid": lambda a, b: (_nonzero(b, "calculate the remainder"), a % abs(b))[1],
-    "div_euclid": lambda a, b: (_nonzero(b, "divide"), _saturate((a - a % abs(b)) // b))[1],
+    "rem_euclid": _int_rem_euclid,
+    "div_euclid": _int_div_euclid,
 }
 
 
@@ -200,10 +211,6 @@ def parse_int(s: str, lo: int = I64_MIN, hi: int = I64_MAX) -> Result:
         too_small = "number too small to fit in target type"
         return Result(False, too_small if lo else "invalid digit found in string")
     return Result(True, v)
-
-
-def parse_u64(s: str) -> Result:
-    return parse_int(s, 0, I64_MAX)
 
 
 def parse_float(s: str) -> Result:

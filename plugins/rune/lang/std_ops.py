@@ -7,9 +7,12 @@ import math
 from typing import Any
 
 from .errors import RuneRuntimeError
-from .runtime import cmp, eq, type_name
+from .runtime import cmp, eq
+from .std_collections import _TUPLE, _VEC, hash_key
 from .std_types import ordering_of
-from .values import NONE, Bytes, Char, Instance, Option, RangeValue, Result, some
+from .std_u64 import refuse_total
+from .total_equality import refuse_nan
+from .values import NONE, Instance, Option, some
 
 
 def _has_nan(a: Any, b: Any) -> bool:
@@ -22,8 +25,12 @@ def partial_eq(a: Any, b: Any) -> bool:
 
 
 def total_eq(a: Any, b: Any) -> bool:
-    """``Eq`` (upstream's f64 implements it too, comparing as ``==`` does)."""
-    return eq(a, b)
+    """``Eq``: as ``==``, except that meeting a NaN is an error (upstream's f64 ``EQ``)."""
+    refuse_total("eq", a, b)
+    if eq(a, b):
+        return True
+    refuse_nan(a, b)
+    return False
 
 
 def partial_cmp(a: Any, b: Any) -> Option:
@@ -37,48 +44,33 @@ def total_cmp(a: Any, b: Any) -> Instance:
     """``Ord``: a NaN cannot be ordered."""
     if _has_nan(a, b):
         raise RuneRuntimeError(f"cannot order {a!r} and {b!r}: NaN has no total order")
+    refuse_total("cmp", a, b)
     return ordering_of(cmp(a, b))
 
 
-def _hash_key(v: Any) -> Any:
-    t = type(v)
-    if t in (int, bool, str, Char):
-        return (t.__name__, v)
-    if t is float:
-        raise RuneRuntimeError("`f64` values cannot be hashed")
-    if v is None:
-        return ("unit",)
-    if t in (list, tuple):  # upstream hashes a vector and a tuple of the same items alike
-        return ("sequence", *map(_hash_key, v))
-    if t is Bytes:
-        return ("bytes", bytes(v))
-    if t is dict:
-        return ("object", *((k, _hash_key(x)) for k, x in v.items()))
-    if t is Option:
-        return ("option", v.is_some, _hash_key(v.value) if v.is_some else None)
-    if t is Result:
-        return ("result", v.is_ok, _hash_key(v.value))
-    if t is Instance:
-        hasher = v.type.methods.get("hash")
-        if hasher is not None:
-            return ("custom", id(v.type), _hash_key(hasher(v)))
-        return ("instance", id(v.type), *map(_hash_key, v.values))
-    if t is RangeValue:
-        return ("range", _hash_key(v.start), _hash_key(v.end), v.inclusive)
-    raise RuneRuntimeError(f"`{type_name(v)}` values cannot be hashed")
+def _sequence_blind(key: Any) -> Any:
+    """A ``hash_key`` with every tuple read as a vector: upstream hashes a vector and a tuple of the
+    same items alike (they stay distinct keys, being unequal)."""
+    if type(key) is not tuple:
+        return key
+    head = _VEC if key[0] is _TUPLE else key[0]
+    return (head, *map(_sequence_blind, key[1:]))
 
 
 def hash_value(v: Any) -> int:
-    """``std::ops::hash``: equal values hash equally within one process."""
-    return hash(_hash_key(v)) & 0x7FFF_FFFF_FFFF_FFFF
+    """``std::ops::hash``: the hash a map or set gives ``v`` as a key (``std_collections.hash_key``),
+    so exactly the values that can be keys hash, and equal keys hash equally within one process."""
+    return hash(_sequence_blind(hash_key(v))) & 0x7FFF_FFFF_FFFF_FFFF
 
 
 def _min(a: Any, b: Any) -> Any:
-    return b if cmp(b, a) < 0 else a
+    """``std::cmp::min``: by ``Ord`` (a NaN is an error), the first of equal values."""
+    return b if total_cmp(a, b).type.name == "Greater" else a
 
 
 def _max(a: Any, b: Any) -> Any:
-    return b if cmp(b, a) >= 0 else a
+    """``std::cmp::max``: by ``Ord`` (a NaN is an error), the second of equal values."""
+    return a if total_cmp(a, b).type.name == "Greater" else b
 
 
 OPS_FUNCTIONS: dict[str, Any] = {
@@ -92,7 +84,7 @@ CMP_FUNCTIONS: dict[str, Any] = {"min": _min, "max": _max}
 
 # Methods every comparable value has when its own table does not define them.
 COMPARISON_METHODS: dict[str, Any] = {
-    "eq": total_eq,
+    "eq": partial_eq,  # the method is `PartialEq::eq` upstream; `std::ops::eq` is the total one
     "partial_eq": partial_eq,
     "ne": lambda a, b: not eq(a, b),
     "cmp": total_cmp,

@@ -4,21 +4,25 @@ from __future__ import annotations
 
 import itertools
 import math
-import sys
+import operator
 import unicodedata
 from collections.abc import Callable
 from typing import Any
 
+from . import vec_capacity
 from .errors import RuneRuntimeError
 from .formatting import debug, display
 from .iterators import RuneIterator
-from .limits import ITEM_BYTES, TextBuilder, allocate, check_length, grow
+from .limits import ITEM_BYTES, STATE, TextBuilder, allocate, check_length, grow
+from .moves import SNAPSHOT_METHODS, Snapshot, moving
 from .runtime import I64_MAX, I64_MIN, cmp, eq, iterate
+from .shared_string import SHARING_MUTATORS, SharedString, shared_methods
 from .std_bytes import BYTES_METHODS
 from .std_collections import HASHMAP_METHODS, HASHSET_METHODS, HashMap, HashSet
 from .std_float import FLOAT
 from .std_numbers import FLOAT_METHODS, INT_METHODS, STRING_PARSERS
 from .std_strings import char_at, char_boundary, range_slice_or_none, split, str_get
+from .std_u64 import BYTE_VALUES, U64, U64_METHODS
 from .std_vec_deque import VECDEQUE_METHODS, VecDeque
 from .values import (
     NONE,
@@ -36,7 +40,7 @@ from .values import (
     some,
 )
 
-STRING_MUTATORS = frozenset({"push_str", "push", "clear", "insert_str", "truncate", "pop"})
+STRING_MUTATORS = frozenset({"push_str", "push", "clear", "insert_str", "truncate", "pop"}) | SHARING_MUTATORS
 
 
 def _key(v: Any) -> Any:
@@ -117,11 +121,47 @@ def _encoded(s: str) -> bytes:
 
 
 _STR_ONLY = frozenset({str})
+_TEXT_ONLY = frozenset({str, SharedString})
+_SHARED_ONLY = frozenset({SharedString})
+_MOVED = operator.attrgetter("moved")
+_TEXT = operator.attrgetter("text")
+
+
+def _join_strings(v: list, separator: str) -> str | None:
+    """``separator.join(v)`` when every item is a ``str`` and the result fits the run's limits
+    even at four bytes a character (checked before it is built, its exact width counted after);
+    None otherwise. Cheaper than testing each item's type and width first."""
+    if v and type(v[0]) is not str:
+        return None  # most likely not all strings: not worth measuring
+    try:
+        size = sum(map(len, v)) + len(separator) * max(len(v) - 1, 0)
+    except TypeError:  # an item without a length: not all strings
+        return None
+    state = STATE
+    if size > state.max_length or state.allocated + 4 * size > state.max_memory:
+        return None  # near a limit: the exact path measures the width first
+    try:
+        out = separator.join(v)
+    except TypeError:  # not all strings
+        return None
+    allocate(len(out), "joined string", 1 if out.isascii() else 4)
+    return out
 
 
 def _joined(v: list, sep: Any) -> str:
     separator = str(sep)
-    if set(map(type, v)) <= _STR_ONLY:
+    out = _join_strings(v, separator)
+    if out is not None:
+        return out
+    kinds: frozenset[type] = frozenset(map(type, v))
+    if SharedString in kinds and kinds <= _TEXT_ONLY:  # their text now
+        # Shared strings none of which was moved: their texts read in C, not by `str()` each.
+        fast = kinds == _SHARED_ONLY and not any(map(_MOVED, v))
+        v, kinds = list(map(_TEXT, v)) if fast else [str(x) for x in v], _STR_ONLY
+        out = _join_strings(v, separator)
+        if out is not None:
+            return out
+    if kinds <= _STR_ONLY:
         # all strings: the exact length is known before the string is built
         ascii_only = separator.isascii() and all(map(str.isascii, v))
         size = sum(map(len, v)) + len(separator) * max(len(v) - 1, 0)
@@ -136,6 +176,8 @@ def _joined(v: list, sep: Any) -> str:
 
 
 def _insert(v: list, i: int, x: Any) -> None:
+    if not 0 <= i <= len(v):  # Python's insert would clamp the index
+        raise RuneRuntimeError(f"index {i} out of range for insertion into a vector of length {len(v)}")
     grow(v, x, "vector")
     v.insert(i, x)
 
@@ -146,7 +188,7 @@ def _copy(v: Any) -> Any:
     return t(v)
 
 
-_KINDS = {dict: "object", Bytes: "byte string"}
+_KINDS: dict[type, str] = {dict: "object", Bytes: "byte string"}
 
 
 def _swap(v: list, a: int, b: int) -> None:
@@ -169,10 +211,10 @@ def _vec_get(v: Any, i: Any) -> Any:
 
 
 def _clone_value(v: Any) -> Any:
+    """Upstream's ``Value::clone_with``: a built-in value through its ``CLONE`` protocol, while a
+    script's struct or enum value (a ``Dynamic`` there) is shared, not copied."""
     if type(v) is Instance:
-        from .std_methods import call_method
-
-        return call_method(v, "clone", [])
+        return v
     method = METHODS.get(type(v), {}).get("clone")
     return v if method is None else method(v)
 
@@ -274,6 +316,13 @@ def _expect(o: Any, msg: str) -> Any:
     raise _panic(msg)
 
 
+def _result_expect(r: Result, msg: Any) -> Any:
+    """Upstream panics with the message and the error's debug form: ``msg: "err"``."""
+    if r.is_ok:
+        return r.value
+    raise _panic(f"{display(msg)}: {debug(r.value)}")
+
+
 def _panic(msg: str) -> Exception:
     from .errors import RunePanic
 
@@ -295,6 +344,7 @@ STRING = {
     "ends_with": lambda s, p: s.endswith(str(p)),
     "contains": lambda s, p: p(s) if isinstance(p, Function) else str(p) in s,
     "split": split,
+    "split_str": split,  # upstream's deprecated name of `split`
     "split_whitespace": lambda s: RuneIterator(iter(s.split())),
     "lines": lambda s: RuneIterator(iter(s.splitlines())),
     "replace": _replace,
@@ -330,7 +380,8 @@ VEC = {
     "contains": _contains,
     "sort": _sort_checked,
     "sort_by": _sort,
-    "capacity": lambda v: max(len(v), (sys.getsizeof(v) - _EMPTY_LIST_SIZE) // 8),
+    "capacity": vec_capacity.capacity,
+    "reserve": vec_capacity.reserve,
     "reverse": lambda v: v.reverse(),
     "clone": _copy,
     "to_vec": _copy,
@@ -347,7 +398,6 @@ VEC = {
 }
 
 
-_EMPTY_LIST_SIZE = sys.getsizeof([])
 _IMMUTABLE = frozenset({int, float, bool, str, Char, type(None)})  # shared safely by every slot
 
 
@@ -374,7 +424,7 @@ TUPLE = {
     "is_empty": lambda v: not v,
     "iter": lambda v: RuneIterator(iter(v)),
     "get": _vec_get,
-    "clone": lambda v: v,
+    "clone": lambda v: tuple(map(_clone_value, v)),  # upstream clones each item (`clone_with`)
 }
 
 OBJECT = {
@@ -435,7 +485,7 @@ RESULT = {
     "is_ok": lambda r: r.is_ok,
     "is_err": lambda r: not r.is_ok,
     "unwrap": _unwrap,
-    "expect": _expect,
+    "expect": _result_expect,
     "unwrap_err": lambda r: (
         r.value
         if not r.is_ok
@@ -452,7 +502,7 @@ RESULT = {
 }
 
 INT = {
-    "abs": lambda a: _int_check(abs(a), "abs"),
+    "abs": lambda a: a if a == I64_MIN else abs(a),  # upstream's `wrapping_abs`: MIN stays MIN
     "pow": _pow,
     "min": min,
     "max": max,
@@ -504,7 +554,7 @@ BYTES = {
     "len": len,
     "is_empty": lambda b: not b,
     "push": _push,
-    "pop": lambda b: some(b.pop()) if b else NONE,
+    "pop": lambda b: some(BYTE_VALUES[b.pop()]) if b else NONE,
     "clone": _copy,
     "extend": _extend,
 }
@@ -531,6 +581,7 @@ def is_range_kind(v: Any, name: str) -> bool:
 GENERATOR_STATE = TypeInfo("GeneratorState", "enum", [])
 for _name in ("Yielded", "Complete"):
     GENERATOR_STATE.variants[_name] = TypeInfo(_name, "tuple", ["0"], "GeneratorState")
+    GENERATOR_STATE.variants[_name].ordered = False
 
 
 def _gen_next(g: Generator) -> Option:
@@ -566,6 +617,7 @@ METHODS = {
     Option: OPTION,
     Result: RESULT,
     int: INT,
+    U64: U64_METHODS,
     float: {**FLOAT, **FLOAT_METHODS},
     Char: CHAR,
     bool: BOOL,
@@ -577,11 +629,15 @@ METHODS = {
     HashSet: HASHSET_METHODS,
     VecDeque: VECDEQUE_METHODS,
 }
+METHODS[SharedString] = shared_methods(STRING)
+METHODS[Snapshot] = SNAPSHOT_METHODS
+METHODS[Bytes]["into_vec"] = moving(METHODS[Bytes]["into_vec"])  # takes the bytes by value
 
 ORDERING = TypeInfo("Ordering", "enum", [])
 for _name in ("Less", "Equal", "Greater"):
     _t = TypeInfo(_name, "unit", [], "Ordering")
     _t.unit_value = Instance(_t, [])
+    _t.ordered = False
     ORDERING.variants[_name] = _t
 
 

@@ -7,14 +7,15 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .collection_hints import sized
 from .errors import RuneRuntimeError
 from .iterators import CONSUMERS, RuneIterator
 from .limits import ITEM_BLOCK, ITEM_BYTES, allocate, check_length, grow
 from .runtime import cmp, eq, iterate, type_name
-from .std_collections import TypeNamespace, _guarded, _usize
-from .values import NONE, Option
+from .std_collections import HASHMAP_NS, HASHSET_NS, HashMap, HashSet, TypeNamespace, _guarded, _usize
+from .values import NONE, Module, Option
 
-__all__ = ["VECDEQUE_NS", "VecDeque"]
+__all__ = ["COLLECTION_TYPES", "INDEXED", "VECDEQUE_NS", "VecDeque", "collections_module"]
 
 
 def _out_of_range(index: Any, length: int) -> RuneRuntimeError:
@@ -105,7 +106,8 @@ class VecDeque:
             push(v)
 
     def iter(self) -> RuneIterator:
-        return RuneIterator(_guarded(iter(self.items), "VecDeque"))
+        source = iter(self.items)
+        return RuneIterator(sized(_guarded(source, "VecDeque"), source, True))
 
     def clone(self) -> VecDeque:
         # upstream registers no `clone` for VecDeque: an error, never a silently shared value
@@ -199,3 +201,26 @@ VECDEQUE_NS = TypeNamespace(
 )
 
 CONSUMERS["collect::VecDeque"] = VecDeque.collected
+
+
+def collections_module() -> Module:
+    """``std::collections`` with its re-exports and the ``hash_map``, ``hash_set`` and
+    ``vec_deque`` modules, as upstream lays them out."""
+    return Module(
+        "collections",
+        {
+            "HashMap": HASHMAP_NS,
+            "HashSet": HASHSET_NS,
+            "VecDeque": VECDEQUE_NS,
+            "hash_map": Module("hash_map", {"HashMap": HASHMAP_NS}),
+            "hash_set": Module("hash_set", {"HashSet": HASHSET_NS}),
+            "vec_deque": Module("vec_deque", {"VecDeque": VECDEQUE_NS}),
+        },
+    )
+
+
+# Here, not in ``std_collections``: this module is the one that knows every collection type.
+COLLECTION_TYPES: dict[str, type] = {"HashMap": HashMap, "HashSet": HashSet, "VecDeque": VecDeque}
+"""Type names for ``value is HashMap``."""
+INDEXED = frozenset({HashMap, VecDeque})
+"""Collections with the ``INDEX_GET`` / ``INDEX_SET`` protocols (a HashSet has neither)."""

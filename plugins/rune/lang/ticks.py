@@ -30,7 +30,7 @@ def plain(node: Any) -> bool:
     cls = type(node)
     if cls is list or cls is tuple:
         return all(plain(x) for x in node)
-    if not isinstance(node, n.Node) or isinstance(node, n.Item):
+    if not issubclass(cls, n.Node) or issubclass(cls, n.Item):  # keeps ``node`` untyped (see numtypes)
         return True
     if isinstance(node, _ACTIVE) or (cls is n.Macro and node.name != "panic"):
         return False

@@ -89,9 +89,12 @@ class Unit:
         deadline: float | None = None,
         max_memory: int = MAX_MEMORY,
         stop: threading.Event | None = None,
+        rune_args: bool = False,
     ) -> Any:
         """Call function ``name`` with Python values; returns its result converted by ``to_python``
         (or the Rune value with ``raw=True``). Output of ``print!`` goes to ``stdout``.
+        With ``rune_args=True`` the arguments are Rune values already (``json_values.from_json``)
+        and are passed as they are.
 
         Limits of the run: ``budget`` ticks (calls and loop iterations), ``deadline`` (a
         ``time.monotonic()`` instant), ``max_depth`` nested calls (at most what the process's
@@ -103,8 +106,8 @@ class Unit:
             raise RuneRuntimeError(
                 f"`{name}` expects {len(info.params)} arguments, got {len(args)}", self.filename
             )
-        rune_args = [from_python(a) for a in args]
-        sink = stdout.write if hasattr(stdout, "write") else stdout
+        values = list(args) if rune_args else [from_python(a) for a in args]
+        sink = stdout if stdout is None or callable(stdout) else stdout.write
         run = new_run(budget, deadline, stop)
         state = STATE
         saved = state.run, state.deadline, state.allocated, state.max_memory
@@ -112,7 +115,7 @@ class Unit:
         if sink is not None:
             push_sink(sink)
         try:
-            result = at_depth(max_depth, _FRAME_SLACK, _run, fn, run, rune_args)
+            result = at_depth(max_depth, _FRAME_SLACK, _run, fn, run, values)
             return result if raw else to_python(result)
         except RecursionError:
             raise RuneLimitError(
@@ -130,9 +133,9 @@ class Unit:
             OverflowError,
             AttributeError,
         ) as exc:
-            err = RuneRuntimeError(self._python_error(name, exc), self.filename)
-            self._locate(err, exc.__traceback__)
-            raise err from None
+            error = RuneRuntimeError(self._python_error(name, exc), self.filename)
+            self._locate(error, exc.__traceback__)
+            raise error from None
         finally:
             if sink is not None:
                 pop_sink()

@@ -18,6 +18,8 @@ class Char(str):
 class Bytes(bytearray):
     """A Rune byte string (``b"..."``)."""
 
+    cap: int  # the capacity reserved by `with_capacity` / `reserve`, once either is called
+
 
 class Option:
     """``Some(value)`` or ``None``; ``NONE`` is the single None instance."""
@@ -54,6 +56,9 @@ class Result:
 
 class TypeInfo:
     """A user-defined struct, or one variant of an enum (``enum_name`` set)."""
+
+    unit_value: Instance  # the only value of a unit struct or variant, set when it is declared
+    ordered = True  # std's `Ordering`, `GeneratorState` and `ControlFlow` have no PARTIAL_CMP upstream
 
     def __init__(self, name: str, kind: str, fields: list[str], enum_name: str | None = None) -> None:
         self.name = name
@@ -168,7 +173,7 @@ class Future:
 
             self.result = self.fn(self.run or STATE.run, *self.args)
             self.done = True
-            self.fn = self.args = None  # type: ignore[assignment]
+            self.fn = self.args = None  # type: ignore[assignment]  # released: never called again
         return self.result
 
 

@@ -30,6 +30,16 @@ def test_run_json(tmp_path: Path) -> None:
     assert json.loads(result.output) == {"stdout": "x", "result": 7}
 
 
+def test_run_prints_the_result_as_a_tool_returns_it(tmp_path: Path) -> None:
+    """Options, tuples and chars come out as serde writes them, as a Rune tool's result does on the mesh."""
+    f = write(tmp_path, "a.rn", "fn main() { [Some(1), None, (1, 'x'), Ok(2)] }\nfn inf() { 1.0 / 0.0 }")
+    result = runner.invoke(rune_app, ["run", str(f)])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output) == [1, None, [1, "x"], {"Ok": 2}]
+    refused = runner.invoke(rune_app, ["run", str(f), "--fn", "inf"])
+    assert refused.exit_code == 1 and "inf" in refused.output and "JSON" in refused.output
+
+
 def test_run_error_exit_code(tmp_path: Path) -> None:
     f = write(tmp_path, "a.rn", "fn main() {\n  1 + 1.0\n}")
     result = runner.invoke(rune_app, ["run", str(f)])

@@ -236,7 +236,7 @@ def test_bytes_debug_prints_the_byte_values(rune: Run) -> None:
 def test_bytes_methods(rune: Run) -> None:
     src = main(
         'let b = Bytes::from_vec([104, 105]); b.extend_str("!"); b.insert(0, 62); let r = b.remove(1);'
-        "b[0] = 63; [b.into_vec(), r, b.first(), b.last(), b[1..3].len(), String::from_utf8(b\"ok\")]"
+        "b[0] = 63; [b.as_vec(), r, b.first(), b.last(), b[1..3].len(), String::from_utf8(b\"ok\")]"
     )
     assert rune(src)[1] == [[63, 105, 33], 104, {"Some": 63}, {"Some": 33}, 2, {"Ok": "ok"}]
 
