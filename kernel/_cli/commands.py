@@ -120,6 +120,13 @@ def up(
     max_concurrency: Annotated[int | None, typer.Option(help="Concurrent calls before 'unavailable'.")] = None,
     metrics_port: Annotated[int | None, typer.Option(help="Serve Prometheus metrics on 127.0.0.1:PORT.")] = None,
     log_format: Annotated[str | None, typer.Option(help="Log format: text or json.")] = None,
+    console: Annotated[bool, typer.Option("--console", help="Also serve the web console.")] = False,
+    console_host: Annotated[str, typer.Option("--console-host", help="Console address.")] = "127.0.0.1",
+    console_port: Annotated[int, typer.Option("--console-port", help="Console port (0: any).")] = 8470,
+    console_token: Annotated[
+        str | None,
+        typer.Option("--console-token", envvar="TOOLMESH_CONSOLE_TOKEN", help="Console access token."),
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Start a node serving the tools in SOURCES (an embedded NATS broker starts if none is given or running)."""
@@ -127,6 +134,7 @@ def up(
     import time
 
     import anyio
+    import msgspec
     from toolmesh._errors import ToolmeshError
     from toolmesh._telemetry.export import configure_telemetry
     from toolmesh._telemetry.logs import configure_logging, redact_url
@@ -185,6 +193,29 @@ def up(
         _err().print("Ctrl-C drains and stops.", style="dim")
 
     node.on_ready = ready
+    serve_console: Any = _console_server() if console else None  # resolved before the node starts: fail fast
+    node_ready = anyio.Event()
+
+    def ready_then_console(node: Node) -> None:
+        ready(node)
+        node_ready.set()
+
+    def console_ready(url: str) -> None:
+        if as_json:
+            print(json.dumps({"event": "console", "url": url}), flush=True)
+        else:
+            _err().print(f"console on {url}", highlight=False)
+
+    async def console_beside_node() -> None:
+        # The console joins the mesh the node serves (the embedded broker's URL too) once the node is ready.
+        await node_ready.wait()
+        await serve_console(
+            msgspec.structs.replace(settings, nats_url=node.url), host=console_host, port=console_port,
+            token=console_token, handle_signals=False, on_ready=console_ready,
+        )
+
+    if console:
+        node.on_ready = ready_then_console
 
     async def serve() -> None:
         async with anyio.create_task_group() as tg:
@@ -202,6 +233,8 @@ def up(
                         node.stop()
 
             tg.start_soon(watch_signals)
+            if console:
+                tg.start_soon(console_beside_node)
             await node.serve()
             tg.cancel_scope.cancel()
 
@@ -219,6 +252,16 @@ def up(
         raise fail(str(failure), 1) from None
     if as_json:
         print(json.dumps({"event": "stopped", "node": node.name}), flush=True)
+
+
+def _console_server() -> Any:
+    """The console's ``serve_console``, found by its entry point name (the kernel never imports a plugin)."""
+    from importlib.metadata import entry_points
+
+    found = entry_points(group="toolmesh.console", name="serve")
+    if not found:
+        raise fail("--console needs the console: pip install 'toolmesh[console]'")
+    return next(iter(found)).load()
 
 
 # ------------------------------------------------------------------ tools

@@ -24,7 +24,10 @@ from toolmesh.contracts import Caller, ErrorCode, ToolError, ToolRequest, ToolRe
 if TYPE_CHECKING:
     from toolmesh._pipeline.kernel import Kernel
 
-__all__ = ["CallContext", "CallbackChannel", "NestedCall", "NestedSend", "chain_refusal"]
+__all__ = ["PARENT_CALL", "CallContext", "CallbackChannel", "NestedCall", "NestedSend", "chain_refusal"]
+
+PARENT_CALL = "parent_call"
+"""``ToolRequest.meta`` key of a nested call: the request id of the call that made it (its events name it)."""
 
 _log = logging.getLogger("toolmesh.tool")
 
@@ -177,7 +180,7 @@ class CallContext:
             )
         request = ToolRequest(
             tool=name, arguments=arguments, caller=parent.caller, timeout=remaining, deadline=parent.deadline,
-            chain=(*parent.chain, parent.tool),
+            chain=(*parent.chain, parent.tool), meta={PARENT_CALL: parent.id} if parent.id else None,
         )
         refusal = chain_refusal(request, self.kernel.settings.max_call_depth)
         if refusal is not None:

@@ -24,7 +24,7 @@ from toolmesh._errors import (
     UnknownTool,
 )
 from toolmesh._pipeline.authorization import admit_call
-from toolmesh._pipeline.context import CallContext, chain_refusal
+from toolmesh._pipeline.context import PARENT_CALL, CallContext, chain_refusal
 from toolmesh._pipeline.deadline import DeadlineExceeded, within_deadline
 from toolmesh._pipeline.results import result_from_value
 from toolmesh._pipeline.validation import ValidationIssue
@@ -168,6 +168,21 @@ def _timeout_text(spec: ToolSpec, request: ToolRequest) -> str:
     return ", ".join(limits) or "default timeout"
 
 
+def _caller_attributes(request: ToolRequest) -> dict[str, Any] | None:
+    """Who makes the call, for observers (the console): the admitted identity, the agent, the parent call."""
+    caller = request.caller
+    parent = request.meta.get(PARENT_CALL) if request.meta else None
+    named = {
+        key: value
+        for key, value in (
+            ("caller", caller.identity if caller else None), ("agent", caller.agent if caller else None),
+            ("parent", parent if isinstance(parent, str) else None),
+        )
+        if value
+    }
+    return named or None
+
+
 async def call_pipeline(kernel: PipelineKernel, context: CallContext) -> ToolResult:
     """Serve ``context.request`` on ``kernel``; the result is always a ``ToolResult``."""
     request = context.request
@@ -184,7 +199,7 @@ async def call_pipeline(kernel: PipelineKernel, context: CallContext) -> ToolRes
                 f"tool {spec.name!r} is unavailable: {spec.unavailable_reason or 'no reason given'}",
             )
         context.deadline = effective_deadline(kernel, spec, context)
-        await kernel.emit("started", spec.name, request_id=request.id)
+        await kernel.emit("started", spec.name, request_id=request.id, attributes=_caller_attributes(request))
         result = await _run(kernel, spec, context)
     except ToolCallError as exc:
         result = ToolResult.failure(request.id, request.tool, exc.to_tool_error())

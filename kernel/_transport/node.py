@@ -553,7 +553,9 @@ class Node:
     async def _send_nested(self, request: ToolRequest) -> ToolResult:
         # A tool's nested call, built by CallContext.nested_call (chain, time left), goes over the mesh.
         assert self._mesh is not None
-        sent = self._mesh.new_request(request.tool, request.arguments, timeout=request.timeout, caller=request.caller)
+        sent = self._mesh.new_request(
+            request.tool, request.arguments, timeout=request.timeout, caller=request.caller, meta=request.meta
+        )
         return await self._mesh.send(msgspec.structs.replace(sent, deadline=request.deadline, chain=request.chain))
 
     def _failure(self, request_id: str, tool: str, code: ErrorCode, message: str, **fields: Any) -> ToolResult:
