@@ -431,24 +431,13 @@ class FlatMapped(ReadByGenerator):
         return out
 
 
-class ChainedEnds:
+class ChainedEnds(ends.Chained):
     """``chain(other)`` read from both ends: the back of ``second`` first."""
 
-    __slots__ = ("first", "second")
+    __slots__ = ()
     RUNE_NAME = "Chain"
-
-    def __init__(self, first: Any, second: Any) -> None:
-        self.first, self.second = first, second
-
-    def __iter__(self) -> ChainedEnds:
-        return self
-
-    def __next__(self) -> Any:
-        if self.first is not None:
-            for v in self.first:
-                return v
-            self.first = None
-        return next(self.second)
+    first: Any
+    second: Any
 
     def next_back(self) -> Any:
         try:

@@ -174,8 +174,8 @@ class Chained:
 
     __slots__ = ("first", "second")
 
-    def __init__(self, first: Iterator[Any], second: Iterator[Any]) -> None:
-        self.first: Iterator[Any] | None = first
+    def __init__(self, first: Iterator[Any] | None, second: Iterator[Any]) -> None:
+        self.first = first
         self.second = second
 
     def __iter__(self) -> Chained:

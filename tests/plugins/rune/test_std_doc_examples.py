@@ -9,23 +9,23 @@ other one must pass. A table of passes per module is written at the end of the r
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
+import operator
 import time
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from toolmesh.plugins.rune.lang import RuneCompileError, RuneError, RuneRuntimeError, compile_source
-from toolmesh.plugins.rune.lang.values import Option, Result
+
+from tests.plugins.rune.corpus_runs import per_module, upstream_verdict, write_section
 
 CORPUS_DIR = Path(__file__).with_name("corpus")
 EXAMPLES: list[dict[str, Any]] = json.loads((CORPUS_DIR / "std_doc_examples.json").read_text())["examples"]
 EXPECTED_FAILURES: dict[str, str] = json.loads((CORPUS_DIR / "expected_failures.json").read_text())
-_OUTCOMES: dict[str, str] = {}
+_OUTCOMES: dict[str, bool] = {}
 
 
 def run_example(example: dict[str, Any]) -> str | None:
@@ -46,13 +46,7 @@ def run_example(example: dict[str, Any]) -> str | None:
         return f"{type(err).__name__}: {err.message}"
     except Exception as err:  # noqa: BLE001 - an internal crash is a failure to report, not to raise
         return f"internal {type(err).__name__}: {err}"
-    if "should_panic" in flags:
-        return "expected a panic (should_panic), ran without one"
-    if isinstance(result, Result) and not result.is_ok:
-        return f"returned Err({result.value!r})"
-    if isinstance(result, Option) and not result.is_some:
-        return "returned None"
-    return None
+    return upstream_verdict(result, flags)
 
 
 def _params() -> Iterator[Any]:
@@ -70,28 +64,14 @@ def _report_per_module(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if not _OUTCOMES:
         return
-    passed: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    for example in EXAMPLES:
-        if example["id"] in _OUTCOMES:
-            total[example["module"]] += 1
-            passed[example["module"]] += _OUTCOMES[example["id"]] == "pass"
+    passed, total = per_module(EXAMPLES, operator.itemgetter("id"), _OUTCOMES)
     lines = [f"{'module':<32} {'pass':>5} {'total':>6} {'%':>6}"]
     for module in sorted(total):
         lines.append(f"{module:<32} {passed[module]:>5} {total[module]:>6} "
                      f"{100 * passed[module] / total[module]:>5.0f}%")
     all_passed, all_total = sum(passed.values()), sum(total.values())
     lines.append(f"{'all':<32} {all_passed:>5} {all_total:>6} {100 * all_passed / all_total:>5.0f}%")
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None:
-        return
-    # a fixture's teardown output is captured; the table belongs in the run's own output
-    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
-        reporter.write("\n")
-        reporter.section("Rune std doc examples passing, per module", sep="-")
-        for line in lines:
-            reporter.write_line(line)
+    write_section(request, "Rune std doc examples passing, per module", lines)
 
 
 def test_expected_failures_name_real_examples() -> None:
@@ -103,5 +83,5 @@ def test_expected_failures_name_real_examples() -> None:
 @pytest.mark.parametrize("example", list(_params()))
 def test_std_doc_example(example: dict[str, Any]) -> None:
     failure = run_example(example)
-    _OUTCOMES[example["id"]] = "pass" if failure is None else "fail"
+    _OUTCOMES[example["id"]] = failure is None
     assert failure is None, f"{example['file']}:{example['line']}: {failure}\n{example['source']}"

@@ -12,15 +12,15 @@ The run prints, per module, how many items resolve.
 
 from __future__ import annotations
 
-import contextlib
 import json
-from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from toolmesh.plugins.rune.lang import RuneCompileError, RuneError, RunePanic, RuneSyntaxError, compile_source
+
+from tests.plugins.rune.corpus_runs import per_module, write_section
 
 CORPUS = Path(__file__).parent / "corpus"
 ITEMS: list[dict[str, Any]] = json.loads((CORPUS / "std_items.json").read_text())["items"]
@@ -152,24 +152,11 @@ def _report_per_module(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     if not _OUTCOMES:
         return
-    present: Counter[str] = Counter()
-    total: Counter[str] = Counter()
-    for item in ITEMS:
-        if item_id(item) in _OUTCOMES:
-            total[item["module"]] += 1
-            present[item["module"]] += _OUTCOMES[item_id(item)]
+    present, total = per_module(ITEMS, item_id, _OUTCOMES)
     lines = [f"{'module':<32} {'exist':>5} {'total':>6}"]
     lines += [f"{module:<32} {present[module]:>5} {total[module]:>6}" for module in sorted(total)]
     lines.append(f"{'all':<32} {sum(present.values()):>5} {sum(total.values()):>6}")
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None:
-        return
-    with capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext():
-        reporter.write("\n")
-        reporter.section("Rune std items that exist, per module", sep="-")
-        for line in lines:
-            reporter.write_line(line)
+    write_section(request, "Rune std items that exist, per module", lines)
 
 
 @pytest.mark.parametrize("item", ITEMS, ids=item_id)

@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 from toolmesh.plugins.rune.lang import RuneError, RuneRuntimeError, Unit, compile_source
-from toolmesh.plugins.rune.lang.values import Option, Result
+
+from tests.plugins.rune.corpus_runs import upstream_verdict
 
 CORPUS_DIR = Path(__file__).with_name("corpus")
 SCRIPTS = CORPUS_DIR / "script_tests"
@@ -46,13 +47,7 @@ def run_script_test(file: str, name: str, flags: list[str]) -> str | None:
         return None if "should_panic" in flags else f"error: {err}"
     except RuneError as err:
         return f"{type(err).__name__}: {err}"
-    if "should_panic" in flags:
-        return "expected a panic (should_panic), ran without one"
-    if isinstance(result, Result) and not result.is_ok:
-        return f"returned Err({result.value!r})"
-    if isinstance(result, Option) and not result.is_some:
-        return "returned None"
-    return None
+    return upstream_verdict(result, flags)
 
 
 def _cases() -> Iterator[Any]:
