@@ -29,10 +29,11 @@ from typing import Any
 import anyio
 import nats
 from toolmesh._transport.broker import EmbeddedBroker
-from toolmesh.contracts import ErrorCode, Subjects, ToolEvent, encode
+from toolmesh.contracts import Subjects, encode
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from tests.plugins.console.call_events import call_events
 from tests.processes import free_port
 
 
@@ -57,28 +58,17 @@ async def publish_load(url: str, prefix: str, rate: int, seconds: float, sent: l
         for _ in range(max(0, due)):
             tool = random.choice(tools)
             node = random.choice(nodes)
-            request_id = f"r{count}"
-            now = time.time()
             failed = random.random() < 0.02
-            await nc.publish(
-                subjects.event("started", tool),
-                encode(ToolEvent(kind="started", tool=tool, request_id=request_id, node=node, timestamp=now)),
-            )
-            await nc.publish(
-                subjects.event("failed" if failed else "finished", tool),
-                encode(
-                    ToolEvent(
-                        kind="failed" if failed else "finished",
-                        tool=tool,
-                        request_id=request_id,
-                        node=node,
-                        timestamp=now,
-                        duration_ms=random.lognormvariate(0.5, 0.6),
-                        error_code=ErrorCode.EXECUTION_FAILED if failed else None,
-                        attributes={"cached": True} if random.random() < 0.1 else None,
-                    )
-                ),
-            )
+            for event in call_events(
+                tool,
+                f"r{count}",
+                node,
+                timestamp=time.time(),
+                duration_ms=random.lognormvariate(0.5, 0.6),
+                failed=failed,
+                ended_attributes={"cached": True} if random.random() < 0.1 else None,
+            ):
+                await nc.publish(subjects.event(event.kind, tool), encode(event))
             count += 1
         sent.append(count)
         await nc.flush()

@@ -396,6 +396,18 @@ def _announce_watching(settings: Settings, as_json: bool) -> None:
         _err().print(f"watching tool events under {_escape(settings.prefix)}.event (Ctrl-C to stop)", style="dim")
 
 
+def _run_until_interrupted(main: Any) -> None:
+    """:func:`_run` for a command that watches until Ctrl-C, which ends it quietly; a mesh error fails it."""
+    from toolmesh._errors import ToolmeshError
+
+    try:
+        _run(main)
+    except KeyboardInterrupt:
+        pass
+    except ToolmeshError as exc:
+        raise fail(str(exc)) from None
+
+
 @app.command()
 def events(
     tool: Annotated[str | None, typer.Option("--tool", help="Only events of this tool.")] = None,
@@ -409,7 +421,6 @@ def events(
     import time
 
     import anyio
-    from toolmesh._errors import ToolmeshError
     from toolmesh._transport.event_feed import subscribe_events
     from toolmesh._transport.mesh import Mesh
     from toolmesh.contracts import ToolEvent, encode
@@ -444,12 +455,7 @@ def events(
             _announce_watching(settings, as_json)
             await enough.wait()
 
-    try:
-        _run(follow)
-    except KeyboardInterrupt:
-        pass
-    except ToolmeshError as exc:
-        raise fail(str(exc)) from None
+    _run_until_interrupted(follow)
 
 
 # ------------------------------------------------------------------ top
@@ -466,7 +472,6 @@ def top(
     import anyio
     from rich.live import Live
     from toolmesh._cli.top import TopModel, render_top
-    from toolmesh._errors import ToolmeshError
     from toolmesh._transport.event_feed import subscribe_events
     from toolmesh._transport.mesh import Mesh
 
@@ -486,12 +491,7 @@ def top(
                         await anyio.sleep(0.5)
                 live.update(render_top(model))
 
-    try:
-        _run(watch)
-    except KeyboardInterrupt:
-        pass
-    except ToolmeshError as exc:
-        raise fail(str(exc)) from None
+    _run_until_interrupted(watch)
     if as_json:
         print(json.dumps(model.as_dict()))
 

@@ -12,7 +12,7 @@ import math
 import time
 from collections import OrderedDict, defaultdict, deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from toolmesh.contracts import ToolEvent
 
@@ -74,6 +74,9 @@ class ToolFigures:
     total: int = 0
 
 
+_Item = TypeVar("_Item")
+
+
 def _percentile(ordered: list[float], fraction: float) -> float:
     return ordered[max(0, math.ceil(fraction * len(ordered)) - 1)]
 
@@ -92,6 +95,16 @@ def _outcome(event: ToolEvent) -> str:
     if event.kind == "cancelled":
         return "cancelled"
     return event.error_code.value if event.error_code is not None else "failed"
+
+
+def _kept_list(table: OrderedDict[str, list[_Item]], key: str) -> list[_Item]:
+    """The list ``table`` keeps under ``key``; a new one drops the oldest keys past ``TIMELINES``."""
+    found = table.get(key)
+    if found is None:
+        found = table[key] = []
+        while len(table) > TIMELINES:
+            table.popitem(last=False)
+    return found
 
 
 class LiveFeed:
@@ -148,11 +161,7 @@ class LiveFeed:
             figures.samples.append((at, event.duration_ms or 0.0, event.kind == "failed"))
 
     def _adopt(self, parent: str, request_id: str) -> None:
-        children = self.children.get(parent)
-        if children is None:
-            children = self.children[parent] = []
-            while len(self.children) > TIMELINES:
-                self.children.popitem(last=False)
+        children = _kept_list(self.children, parent)
         if len(children) < EVENTS_PER_TIMELINE:
             children.append(request_id)
 
@@ -174,11 +183,7 @@ class LiveFeed:
         return found
 
     def _remember(self, request_id: str, event: ToolEvent) -> None:
-        timeline = self.timelines.get(request_id)
-        if timeline is None:
-            timeline = self.timelines[request_id] = []
-            while len(self.timelines) > TIMELINES:
-                self.timelines.popitem(last=False)
+        timeline = _kept_list(self.timelines, request_id)
         if len(timeline) >= EVENTS_PER_TIMELINE:
             del timeline[1]  # keep the first event (the start) and the latest ones
         timeline.append(

@@ -2,17 +2,7 @@
 "use strict";
 
 const ResultView = (() => {
-  function el(tag, attrs = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "text") node.textContent = value;
-      else if (key === "className") node.className = value;
-      else node.setAttribute(key, value === true ? "" : String(value));
-    }
-    for (const child of children) if (child) node.append(child);
-    return node;
-  }
+  const el = DomElement.el;
 
   // A JSON value as a tree of <details>: the first level open, deeper levels folded.
   function jsonTree(value, depth = 0, key = null) {

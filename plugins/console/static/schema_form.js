@@ -5,17 +5,7 @@
 const SchemaForm = (() => {
   const INVALID_JSON = Symbol("invalid JSON");
 
-  function el(tag, attrs = {}, ...children) {
-    const node = document.createElement(tag);
-    for (const [key, value] of Object.entries(attrs)) {
-      if (value === undefined || value === null || value === false) continue;
-      if (key === "text") node.textContent = value;
-      else if (key === "className") node.className = value;
-      else node.setAttribute(key, value === true ? "" : String(value));
-    }
-    for (const child of children) if (child) node.append(child);
-    return node;
-  }
+  const el = DomElement.el;
 
   function mainType(schema) {
     let type = schema.type;

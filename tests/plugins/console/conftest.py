@@ -60,31 +60,41 @@ class ConsoleProcess:
                 stream.close()
 
 
-def start_console(
-    settings: Settings, *args: str, env: dict[str, str] | None = None, timeout: float = 20
-) -> ConsoleProcess:
-    """Start ``toolmesh console --port 0`` on the mesh of ``settings`` and wait for its URL."""
+def console_command(settings: Settings, *args: str) -> list[str]:
+    """``python -m toolmesh console --port 0`` on the mesh of ``settings``, then ``args``."""
     assert settings.nats_url is not None
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "toolmesh",
-            "console",
-            "--nats",
-            settings.nats_url,
-            "--prefix",
-            settings.prefix,
-            "--port",
-            "0",
-            *args,
-        ],
+    return [
+        sys.executable,
+        "-m",
+        "toolmesh",
+        "console",
+        "--nats",
+        settings.nats_url,
+        "--prefix",
+        settings.prefix,
+        "--port",
+        "0",
+        *args,
+    ]
+
+
+def spawn_toolmesh(command: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """Start ``command`` in the repository, output piped as text, no console token unless ``env`` sets one."""
+    return subprocess.Popen(
+        command,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         cwd=ROOT,
         env={**os.environ, "TOOLMESH_CONSOLE_TOKEN": "", **(env or {})},
     )
+
+
+def start_console(
+    settings: Settings, *args: str, env: dict[str, str] | None = None, timeout: float = 20
+) -> ConsoleProcess:
+    """Start ``toolmesh console --port 0`` on the mesh of ``settings`` and wait for its URL."""
+    process = spawn_toolmesh(console_command(settings, *args), env)
     assert process.stdout is not None
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -7,7 +7,6 @@ import json
 import re
 import secrets
 import subprocess
-import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from toolmesh.testing import eventually_sync, running_node, test_settings
 
 from tests.processes import ROOT
 
-from .conftest import TOOLS, ConsoleProcess, start_console, wait_for_tools
+from .conftest import TOOLS, ConsoleProcess, console_command, start_console, wait_for_tools
 
 TOKEN = secrets.token_urlsafe(24)
 IDENTITY_SECRET = secrets.token_hex(16)
@@ -168,21 +167,8 @@ def test_a_console_without_token_answers_loopback_names_only(console) -> None:
     ],
 )
 def test_listening_beyond_loopback_needs_a_token(console_mesh, args, needle) -> None:
-    settings = console_mesh.settings
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "toolmesh",
-            "console",
-            "--nats",
-            settings.nats_url,
-            "--prefix",
-            settings.prefix,
-            "--port",
-            "0",
-            *args,
-        ],
+        console_command(console_mesh.settings, *args),
         capture_output=True,
         text=True,
         cwd=ROOT,

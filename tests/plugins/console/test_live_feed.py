@@ -4,37 +4,25 @@ from __future__ import annotations
 
 import time
 
-from toolmesh.contracts import ErrorCode, ToolEvent
 from toolmesh.plugins.console.catalog_view import public_meta
 from toolmesh.plugins.console.live_feed import RECENT_ROWS, TIMELINES, WINDOW_SAMPLES, LiveFeed
+
+from .call_events import call_events
 
 
 def calls(feed: LiveFeed, count: int, *, tool: str = "t", node: str = "n", failed_every: int = 0) -> None:
     now = time.time()
     for index in range(count):
-        request_id = f"{tool}-{index}"
-        feed.add(
-            ToolEvent(
-                kind="started",
-                tool=tool,
-                request_id=request_id,
-                node=node,
-                timestamp=now,
-                attributes={"caller": "ops", "agent": "toolmesh-console"},
-            )
-        )
-        failed = failed_every and index % failed_every == 0
-        feed.add(
-            ToolEvent(
-                kind="failed" if failed else "finished",
-                tool=tool,
-                request_id=request_id,
-                node=node,
-                timestamp=now,
-                duration_ms=float(index % 100 + 1),
-                error_code=ErrorCode.EXECUTION_FAILED if failed else None,
-            )
-        )
+        for event in call_events(
+            tool,
+            f"{tool}-{index}",
+            node,
+            timestamp=now,
+            duration_ms=float(index % 100 + 1),
+            failed=bool(failed_every and index % failed_every == 0),
+            started_attributes={"caller": "ops", "agent": "toolmesh-console"},
+        ):
+            feed.add(event)
 
 
 def test_memory_stays_bounded_under_a_flood() -> None:

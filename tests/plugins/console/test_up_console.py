@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -14,9 +13,7 @@ import uuid
 
 from toolmesh.testing import eventually_sync
 
-from tests.processes import ROOT
-
-from .conftest import TOOLS
+from .conftest import TOOLS, spawn_toolmesh
 from .test_console_access import fetch
 
 
@@ -36,14 +33,7 @@ def up_with_console(
         f"t{uuid.uuid4().hex[:12]}",
     ]
     command += ["--name", "node-up", "--console", "--console-port", "0", "--json"]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "TOOLMESH_CONSOLE_TOKEN": "", **(env or {})},
-    )
+    process = spawn_toolmesh(command, env)
     assert process.stdout is not None
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Any
 
 import anyio
 import pytest
@@ -34,6 +35,25 @@ def samples() -> ModuleType:
 def adapter(samples: ModuleType) -> ModuleType:
     """The adapter module, imported after ``samples`` turned crewai's reporting off."""
     return importlib.import_module("toolmesh.plugins.crew.crewai_adapter")
+
+
+def scripted_crew_answer(
+    samples: ModuleType, tools: list[Any], *, role: str, goal: str, task: str, expected_output: str, max_iter: int
+) -> str:
+    """The answer of a crew of one tool-only agent, driven by the scripted LLM, given one task."""
+    from crewai import Agent, Crew, Task
+
+    agent = Agent(
+        role=role,
+        goal=goal,
+        backstory="Uses tools only.",
+        llm=samples.ScriptedLLM(model="scripted"),
+        tools=tools,
+        max_iter=max_iter,
+        verbose=False,
+    )
+    work = Task(description=task, expected_output=expected_output, agent=agent)
+    return str(Crew(agents=[agent], tasks=[work], verbose=False).kickoff())
 
 
 def test_args_model_from_schema(adapter: ModuleType) -> None:
@@ -104,8 +124,6 @@ async def test_a_crewai_agent_runs_mesh_tools_in_a_real_crew(
     Two tool uses only: crewAI appends its tool list to every third observation (its format reminder), and
     that text would become part of a result_as_answer answer.
     """
-    from crewai import Agent, Crew, Task
-
     samples.SCRIPT[:] = [
         'Thought: add first\nAction: add\nAction Input: {"a": 20, "b": 22}',
         'Thought: write it up\nAction: finish\nAction Input: {"text": "sum is 42"}',
@@ -115,18 +133,15 @@ async def test_a_crewai_agent_runs_mesh_tools_in_a_real_crew(
 
         def kickoff() -> str:
             with SyncMesh(toolmesh_settings.nats_url, prefix=toolmesh_settings.prefix) as sync:
-                agent = Agent(
+                return scripted_crew_answer(
+                    samples,
+                    adapter.crewai_tools(sync, only=["add", "finish"]),
                     role="Adder",
                     goal="Add numbers with the mesh's tools",
-                    backstory="Uses tools only.",
-                    llm=samples.ScriptedLLM(model="scripted"),
-                    tools=adapter.crewai_tools(sync, only=["add", "finish"]),
+                    task="Add 20 and 22, then report.",
+                    expected_output="a report",
                     max_iter=5,
-                    verbose=False,
                 )
-                task = Task(description="Add 20 and 22, then report.", expected_output="a report",
-                            agent=agent)
-                return str(Crew(agents=[agent], tasks=[task], verbose=False).kickoff())
 
         answer = await anyio.to_thread.run_sync(kickoff)
     assert answer == "REPORT: sum is 42"
@@ -142,8 +157,6 @@ async def test_max_usage_count_is_the_limit_the_user_set(
 ) -> None:
     """crewAI's own agent loop counts each use of a tool twice (its structured tool's invoke, then its
     ToolUsage); a mesh tool with max_usage_count=4 still runs four times, and the fifth call is refused."""
-    from crewai import Agent, Crew, Task
-
     spec = ToolSpec(name="shout_word", source=SOURCE, max_usage_count=4, input_schema=_schema(word="string"))
     plugin = ToolsPlugin([(spec, lambda word: word.upper())])
     samples.SCRIPT[:] = [
@@ -154,17 +167,15 @@ async def test_max_usage_count_is_the_limit_the_user_set(
 
         def kickoff() -> tuple[str, list[str]]:
             with SyncMesh(toolmesh_settings.nats_url, prefix=toolmesh_settings.prefix) as sync:
-                agent = Agent(
+                answer = scripted_crew_answer(
+                    samples,
+                    adapter.crewai_tools(sync, only=["shout_word"]),
                     role="Shouter",
                     goal="Shout words with the mesh's tools",
-                    backstory="Uses tools only.",
-                    llm=samples.ScriptedLLM(model="scripted"),
-                    tools=adapter.crewai_tools(sync, only=["shout_word"]),
+                    task="Shout six words.",
+                    expected_output="done",
                     max_iter=10,
-                    verbose=False,
                 )
-                task = Task(description="Shout six words.", expected_output="done", agent=agent)
-                answer = str(Crew(agents=[agent], tasks=[task], verbose=False).kickoff())
                 # BaseTool.run (crewAI's function-calling loop) counted once already, and still does
                 direct = adapter.crewai_tools(sync, only=["shout_word"])[0]
                 return answer, [str(direct.run(word=f"d{n}")) for n in range(5)]
