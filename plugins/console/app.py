@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import jinja2
+import msgspec
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -23,7 +24,9 @@ from toolmesh import Settings, redact_issues, schema_issues
 
 from .access import ConsoleAccess
 from .catalog_view import public_meta, public_view
+from .live_feed import ENDS
 from .mesh_view import MeshView, open_mesh_view
+from .pipeline_steps import derive_steps
 from .schema_outline import schema_outline
 
 __all__ = ["LIVE_BATCH_INTERVAL", "LIVE_BATCH_ROWS", "PAGE_SIZE", "create_app"]
@@ -231,13 +234,22 @@ class ConsolePages:
             None,
         )
         trace_link = self.trace_url.replace("{trace_id}", trace_id) if self.trace_url and trace_id else None
+        tool = timeline[0]["tool"] if timeline else own.tool if own else ""
+        found = view.catalog.tools.get(tool)
+        caches = None if found is None else bool(found.spec.cache is not None and found.spec.cache.enabled)
+        own_result = msgspec.to_builtins(own.result) if own is not None and own.result is not None else None
+        pipeline = [row.as_dict() for row in derive_steps(timeline, own_result, caches=caches)]
+        # The derived steps sit where the pipeline ran: before the event that ended the call.
+        pipeline_at = next((index for index, step in enumerate(steps) if step["kind"] in ENDS), len(steps))
         return self._render(
             "call.html",
             request,
             request_id=request_id,
             steps=steps,
             own=own.as_dict() if own else None,
-            tool=(timeline[0]["tool"] if timeline else own.tool if own else ""),
+            tool=tool,
+            pipeline=pipeline,
+            pipeline_at=pipeline_at,
             trace_id=trace_id,
             trace_link=trace_link,
             nested=view.feed.nested(request_id),

@@ -32,13 +32,15 @@ def fetch(
     headers: dict[str, str] | None = None,
     body: Any = None,
     read: bool = True,
+    limit: int | None = 2048,
 ) -> tuple[int, dict[str, str], str]:
+    """Status, headers and (the first ``limit`` bytes of; ``None``: all of) the body of ``url``."""
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     opener = urllib.request.build_opener(_NoRedirect())
     try:
         with opener.open(request, timeout=10) as answer:
-            text = answer.read(2048).decode(errors="replace") if read else ""
+            text = answer.read(limit if limit is not None else -1).decode(errors="replace") if read else ""
             return answer.status, dict(answer.headers), text
     except urllib.error.HTTPError as error:
         return error.code, dict(error.headers), error.read().decode(errors="replace")

@@ -136,6 +136,13 @@ def test_a_node_side_invalid_arguments_is_shown_on_its_field(page, console) -> N
     assert "Not retryable" in page.locator("#result .error-box").inner_text()
     assert field(page, "$.b").locator(".field-error").inner_text() == "must not be zero"
     assert field(page, "$.a").locator(".field-error").inner_text() == ""
+    # The arguments passed the schema: the tool itself refused them, so the call ended in execute.
+    page.click("#result .detail-link")
+    page.wait_for_url(re.compile(r"/calls/"))
+    ended = page.locator('#pipeline-steps li[data-status="ended"]')
+    assert ended.get_attribute("data-step") == "execute"
+    assert "b must not be zero" in ended.inner_text()
+    assert page.locator('#pipeline-steps li[data-step="validate_arguments"]').get_attribute("data-status") == "passed"
 
 
 def test_an_image_result_renders_as_an_image(page, console, screenshots) -> None:
@@ -244,6 +251,12 @@ def test_unknown_pages_answer_not_found(page, console, path) -> None:
     assert answer.status == 404 and "Not found" in page.content()
 
 
+def pipeline_rows(page) -> list[str]:
+    """The call detail page's derived pipeline rows, as "step:status"."""
+    rows = page.locator("#timeline #pipeline-steps li[data-step]").all()
+    return [f"{row.get_attribute('data-step')}:{row.get_attribute('data-status')}" for row in rows]
+
+
 def test_call_detail_shows_nested_calls_and_their_parent(page, console, screenshots) -> None:
     wait_for_tools(page, console.url, ALL_TOOLS)
     call_tool(page, console, "add_twice", {"$.a": "1", "$.b": "2"})
@@ -251,6 +264,12 @@ def test_call_detail_shows_nested_calls_and_their_parent(page, console, screensh
     page.click("#result .detail-link")
     page.wait_for_url(re.compile(r"/calls/"))
     parent_url = page.url
+    assert pipeline_rows(page) == [
+        "resolve:passed", "admit:passed", "decide:passed", "validate_arguments:passed",
+        "cache_lookup:skipped", "execute:passed", "validate_result:passed", "cache_store:skipped",
+        "events:passed",
+    ]  # add_twice has no cache policy
+    assert "derived from the call's events and outcome" in page.locator("#pipeline").inner_text()
     nested = page.locator("#nested-calls tbody tr")
     expect(nested).to_have_count(2)
     assert [row.get_attribute("data-tool") for row in nested.all()] == ["add", "add"]
@@ -259,3 +278,39 @@ def test_call_detail_shows_nested_calls_and_their_parent(page, console, screensh
     nested.first.locator("a").click()
     page.wait_for_url(re.compile(r"/calls/"))
     assert page.locator(f'a[href="{parent_url.split(console.url.rstrip("/"))[1]}"]').count() == 1
+
+
+def test_call_detail_shows_where_an_invalid_call_ended(page, console, console_mesh, screenshots) -> None:
+    wait_for_tools(page, console.url, ALL_TOOLS)
+    settings = console_mesh.settings
+    env = {**os.environ, "TOOLMESH_NATS_URL": settings.nats_url, "TOOLMESH_PREFIX": settings.prefix}
+    request_id = f"detail-invalid-{time.time_ns()}"
+    done = subprocess.run(
+        [sys.executable, "-m", "toolmesh", "call", "add", '{"a": "x", "b": 2}', "--json", "--id", request_id],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 1 and "invalid_arguments" in done.stdout, (done.stdout, done.stderr)
+
+    def failed_event_shown() -> bool:
+        page.goto(f"{console.url}calls/{request_id}")
+        return page.locator('#timeline li[data-kind="failed"]').count() == 1
+
+    eventually_sync(failed_event_shown, timeout=10, interval=0.2, what="the call's failed event on its detail page")
+    assert pipeline_rows(page) == [
+        "resolve:passed", "admit:passed", "decide:passed", "validate_arguments:ended",
+        "cache_lookup:not_reached", "execute:not_reached", "validate_result:not_reached",
+        "cache_store:not_reached", "events:passed",
+    ]
+    ended = page.locator('#pipeline-steps li[data-status="ended"]')
+    assert "invalid_arguments" in ended.inner_text() and "validate arguments" in ended.inner_text()
+    # the derived rows sit between the call's start and the event that ended it
+    kinds = page.locator("#timeline > li").evaluate_all(
+        "items => items.map(item => item.dataset.kind || item.id)"
+    )
+    assert kinds == ["started", "pipeline", "failed"]
+    page.screenshot(path=screenshots / "call-detail-invalid.png", full_page=True)
