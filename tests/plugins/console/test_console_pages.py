@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import time
 
 import pytest
 from playwright.sync_api import expect
 from toolmesh.testing import eventually_sync, running_node
 
-from tests.processes import ROOT
+from tests.processes import toolmesh
 
 from .conftest import TOOLS, wait_for_tools
 
@@ -176,16 +173,8 @@ def test_a_cli_call_appears_in_live_within_a_second(page, console, console_mesh,
     page.goto(f"{console.url}live")
     expect(page.locator("#live-state")).to_have_text("live")
     settings = console_mesh.settings
-    env = {**os.environ, "TOOLMESH_NATS_URL": settings.nats_url, "TOOLMESH_PREFIX": settings.prefix}
-    done = subprocess.run(
-        [sys.executable, "-m", "toolmesh", "call", "add", '{"a": 40, "b": 2}', "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=30,
-        check=False,
-    )
+    env = {"TOOLMESH_NATS_URL": settings.nats_url, "TOOLMESH_PREFIX": settings.prefix}
+    done = toolmesh("call", "add", '{"a": 40, "b": 2}', "--json", env=env)
     assert done.returncode == 0, done.stderr
     row = page.wait_for_selector('#live-calls tbody tr[data-tool="add"]', timeout=1000)  # the bound
     assert row.get_attribute("data-outcome") == "ok"
@@ -283,17 +272,9 @@ def test_call_detail_shows_nested_calls_and_their_parent(page, console, screensh
 def test_call_detail_shows_where_an_invalid_call_ended(page, console, console_mesh, screenshots) -> None:
     wait_for_tools(page, console.url, ALL_TOOLS)
     settings = console_mesh.settings
-    env = {**os.environ, "TOOLMESH_NATS_URL": settings.nats_url, "TOOLMESH_PREFIX": settings.prefix}
+    env = {"TOOLMESH_NATS_URL": settings.nats_url, "TOOLMESH_PREFIX": settings.prefix}
     request_id = f"detail-invalid-{time.time_ns()}"
-    done = subprocess.run(
-        [sys.executable, "-m", "toolmesh", "call", "add", '{"a": "x", "b": 2}', "--json", "--id", request_id],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=30,
-        check=False,
-    )
+    done = toolmesh("call", "add", '{"a": "x", "b": 2}', "--json", "--id", request_id, env=env)
     assert done.returncode == 1 and "invalid_arguments" in done.stdout, (done.stdout, done.stderr)
 
     def failed_event_shown() -> bool:
