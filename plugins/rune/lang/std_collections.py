@@ -108,16 +108,34 @@ def _pair(v: Any, what: str) -> tuple[Any, Any]:
     raise RuneRuntimeError(f"`{what}` expects `(key, value)` tuples, found `{type_name(v)}`")
 
 
-class HashMap:
-    """``std::collections::HashMap``: ``table`` maps hash keys to values, ``originals`` hash keys
-    to the keys as inserted (only for keys that are not their own hash key)."""
+class _HashTable:
+    """What ``HashMap`` and ``HashSet`` share: ``table`` keyed by hash keys, and a reserved capacity."""
 
-    __slots__ = ("capacity_", "originals", "table")
+    __slots__ = ("capacity_", "table")
 
     def __init__(self, capacity: int = 0) -> None:
         self.table: dict[Any, Any] = {}
-        self.originals: dict[Any, Any] = {}
         self.capacity_ = capacity
+
+    def len(self) -> int:
+        return len(self.table)
+
+    def is_empty(self) -> bool:
+        return not self.table
+
+    def capacity(self) -> int:
+        return max(self.capacity_, len(self.table))
+
+
+class HashMap(_HashTable):
+    """``std::collections::HashMap``: ``table`` maps hash keys to values, ``originals`` hash keys
+    to the keys as inserted (only for keys that are not their own hash key)."""
+
+    __slots__ = ("originals",)
+
+    def __init__(self, capacity: int = 0) -> None:
+        super().__init__(capacity)
+        self.originals: dict[Any, Any] = {}
 
     # --- the methods upstream registers; the generated code calls the hot ones directly ---
 
@@ -154,15 +172,6 @@ class HashMap:
         if k is not key:
             self.originals.pop(k, None)
         return Option(True, v)
-
-    def len(self) -> int:
-        return len(self.table)
-
-    def is_empty(self) -> bool:
-        return not self.table
-
-    def capacity(self) -> int:
-        return max(self.capacity_, len(self.table))
 
     def clear(self) -> None:
         self.table.clear()
@@ -275,14 +284,10 @@ class HashMap:
         return m
 
 
-class HashSet:
+class HashSet(_HashTable):
     """``std::collections::HashSet``: ``table`` maps hash keys to the values as inserted."""
 
-    __slots__ = ("capacity_", "table")
-
-    def __init__(self, capacity: int = 0) -> None:
-        self.table: dict[Any, Any] = {}
-        self.capacity_ = capacity
+    __slots__ = ()
 
     def insert(self, value: Any) -> bool:
         t = type(value)
@@ -302,15 +307,6 @@ class HashSet:
     def remove(self, value: Any) -> bool:
         t = type(value)
         return self.table.pop(value if t is str or t is int else hash_key(value), _MISSING) is not _MISSING
-
-    def len(self) -> int:
-        return len(self.table)
-
-    def is_empty(self) -> bool:
-        return not self.table
-
-    def capacity(self) -> int:
-        return max(self.capacity_, len(self.table))
 
     def clear(self) -> None:
         self.table.clear()

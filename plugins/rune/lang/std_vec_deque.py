@@ -12,7 +12,16 @@ from .errors import RuneRuntimeError
 from .iterators import CONSUMERS, RuneIterator
 from .limits import ITEM_BLOCK, ITEM_BYTES, allocate, check_length, grow
 from .runtime import cmp, eq, iterate, type_name
-from .std_collections import HASHMAP_NS, HASHSET_NS, HashMap, HashSet, TypeNamespace, _guarded, _usize
+from .std_collections import (
+    HASHMAP_NS,
+    HASHSET_NS,
+    HashMap,
+    HashSet,
+    TypeNamespace,
+    _guarded,
+    _instance_methods,
+    _usize,
+)
 from .values import NONE, Module, Option
 
 __all__ = ["COLLECTION_TYPES", "INDEXED", "VECDEQUE_NS", "VecDeque", "collections_module"]
@@ -185,14 +194,13 @@ def _with_capacity(n: Any) -> VecDeque:
     return VecDeque(n)
 
 
-VECDEQUE_METHODS: dict[str, Callable[..., Any]] = {
-    name: getattr(VecDeque, name)
-    for name in (
+VECDEQUE_METHODS = _instance_methods(
+    VecDeque,
+    (
         "push_back", "push_front", "pop_front", "pop_back", "front", "back", "len", "capacity",
         "reserve", "insert", "remove", "rotate_left", "rotate_right", "extend", "iter", "clone",
-    )
-}  # fmt: skip
-VECDEQUE_METHODS["into_iter"] = VecDeque.iter
+    ),
+)  # fmt: skip
 
 VECDEQUE_NS = TypeNamespace(
     "VecDeque",
