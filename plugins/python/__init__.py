@@ -14,7 +14,6 @@ call's context (a sync tool reaches its async methods with
 from __future__ import annotations
 
 import inspect
-import os
 from collections.abc import Awaitable
 from typing import Any
 
@@ -79,20 +78,7 @@ def spec_for(python: PythonTool) -> ToolSpec:
         examples=tool.examples,
         durable=tool.durable,
         max_concurrency=tool.max_concurrency,
-        **_availability(tool.required_env),
     )
-
-
-def _availability(required_env: tuple[str, ...]) -> dict[str, Any]:
-    """``available``/``unavailable_reason`` of a tool whose environment may lack what it needs."""
-    missing = [name for name in required_env if not os.environ.get(name)]
-    if not missing:
-        return {}
-    return {
-        "available": False,
-        "unavailable_reason": f"environment variable(s) {', '.join(missing)} not set on the node serving it;"
-        " set them and restart the node",
-    }
 
 
 def _definition(tool: ToolFunction) -> tuple[Any, ...]:
