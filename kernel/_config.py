@@ -167,13 +167,14 @@ class Settings(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
                     f" {MIN_IDENTITY_SECRET} random ones, the same on every node and client"
                 ),
             ),
+            (  # the name is the node's catalog key: a JetStream key-value key and a NATS subject token
+                self.node_name is None or _NODE_NAME.fullmatch(self.node_name) is not None,
+                (
+                    f"node_name {self.node_name!r} is not valid: use 1-128 letters, digits, '-' or '_'"
+                    " (--name / TOOLMESH_NODE_NAME)"
+                ),
+            ),
         ]
-        # The name is the node's catalog key: a JetStream key-value key and a NATS subject token.
-        if self.node_name is not None and not _NODE_NAME.fullmatch(self.node_name):
-            checks.append((False, (
-                f"node_name {self.node_name!r} is not valid: use 1-128 letters, digits, '-' or '_'"
-                " (--name / TOOLMESH_NODE_NAME)"
-            )))
         for ok, message in checks:
             if not ok:
                 raise ConfigError(message)
